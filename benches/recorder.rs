@@ -1,0 +1,78 @@
+//! Cost of recording one value on the hot path, in ns per value.
+//!
+//! Compares the raw `hdrhistogram` crate, cauda's `LatencyHistogram`
+//! (histogram + exact count/min/max/sum + clamping) and the full
+//! `Recorder` (the above plus the interval check and rotation). Run with
+//! `cargo bench --bench recorder`; prints one line per variant.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use cauda::model::MeasuredFrom;
+use cauda::record::histogram::empty_hdr;
+use cauda::record::{LatencyHistogram, SeriesSpec, collector};
+
+const N: u64 = 50_000_000;
+
+/// A table of values shaped like wake-up latencies (20–80 µs with a
+/// sprinkle of ms), precomputed so generating them is not what we time.
+fn values() -> Vec<u64> {
+    (0..1u64 << 16)
+        .map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+            if x % 1000 == 0 {
+                1_000_000 + x
+            } else {
+                20_000 + x % 60_000
+            }
+        })
+        .collect()
+}
+
+fn time(label: &str, mut f: impl FnMut(u64)) {
+    // Warm up, then take the best of five passes.
+    for i in 0..N / 10 {
+        f(i);
+    }
+    let best = (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            for i in 0..N {
+                f(black_box(i));
+            }
+            start.elapsed().as_nanos() as f64 / N as f64
+        })
+        .fold(f64::INFINITY, f64::min);
+    println!("{label:<44} {best:>6.2} ns/value");
+}
+
+fn main() {
+    let table = values();
+    let value = |i: u64| table[(i & 0xFFFF) as usize];
+    let mut hdr = empty_hdr();
+    time("hdrhistogram crate record()", |i| {
+        let _ = hdr.record(value(i));
+    });
+    black_box(&hdr);
+
+    let mut hist = LatencyHistogram::new();
+    time("cauda LatencyHistogram::record", |i| hist.record(value(i)));
+    black_box(&hist);
+
+    let spec = SeriesSpec {
+        tag: "x".into(),
+        measured_from: MeasuredFrom::IntendedStart,
+    };
+    let (mut recorders, handle) =
+        collector::start(vec![spec], 1, 0, 1_000_000_000, None).expect("collector");
+    let mut recorder = recorders.pop().expect("one recorder");
+    // 1 value per µs of fake time: rotates every 1,000,000 values.
+    let mut now = 0u64;
+    time("cauda Recorder::record (1 s intervals)", |i| {
+        now += 1_000;
+        recorder.record(now, 0, value(i));
+    });
+    recorder.finish(now);
+    let collected = handle.join().expect("collector thread");
+    black_box(collected.series.len());
+}

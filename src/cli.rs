@@ -1,0 +1,183 @@
+//! The command line: clap derive definitions whose doc comments are the
+//! help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::analyze::Percentile;
+use crate::host::cpulist::parse_cpu_list;
+use crate::record::Arrivals;
+use crate::units::{self, TimeUnit};
+
+/// cauda — a tail-latency lab for Linux.
+///
+/// Measures latency distributions honestly (open loop, interval
+/// histograms, no coordinated omission) and analyses them with statistics a
+/// skeptic accepts.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cauda",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure OS wake-up latency (cyclictest-class): how late a sleeping
+    /// thread wakes, from each intended wake-up time.
+    ///
+    /// Example: cauda timer --interval 1ms --runtime 10s --priority 80 --cpus 0
+    Timer(TimerArgs),
+    /// Summarise run files or plain numbers: count, min, percentiles, max,
+    /// mean, stddev, median and MAD per series.
+    ///
+    /// Example: cauda analyze cauda-timer-20261122-153012.json --json
+    Analyze(AnalyzeArgs),
+}
+
+fn duration(text: &str) -> Result<u64, String> {
+    units::parse_duration(text)
+}
+
+/// A parsed CPU list (a newtype so clap treats it as one value).
+#[derive(Clone, Debug)]
+pub struct CpuList(pub Vec<usize>);
+
+fn cpu_list(text: &str) -> Result<CpuList, String> {
+    parse_cpu_list(text).map(CpuList)
+}
+
+/// A parsed list of durations in ns (a newtype so clap treats it as one value).
+#[derive(Clone, Debug)]
+pub struct DurationList(pub Vec<u64>);
+
+fn duration_list(text: &str) -> Result<DurationList, String> {
+    text.split(',')
+        .map(units::parse_duration)
+        .collect::<Result<_, _>>()
+        .map(DurationList)
+}
+
+/// A parsed `--percentiles` list (a newtype so clap treats it as one value).
+#[derive(Clone, Debug)]
+pub struct PercentileList(pub Vec<Percentile>);
+
+fn percentile_list(text: &str) -> Result<PercentileList, String> {
+    Percentile::parse_list(text).map(PercentileList)
+}
+
+/// Where a probe's results go and how intervals are cut.
+#[derive(Debug, Args)]
+pub struct RunOutputArgs {
+    /// The run file to write [default: cauda-PROBE-DATE-TIME.json in the
+    /// current directory].
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also stream each interval, as it completes, to an HdrHistogram
+    /// interval log (.hlog) that Java/Python HdrHistogram tools read.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// Length of each interval histogram (e.g. 1s, 100ms).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
+    pub interval_length: u64,
+    /// Overwrite output files that cauda did not write.
+    #[arg(long)]
+    pub force: bool,
+    /// Print only the path of the run file, not the summary table.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `cauda timer`.
+#[derive(Debug, Args)]
+pub struct TimerArgs {
+    /// Wake-up period (mean gap with --arrivals poisson).
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
+    pub interval: u64,
+    /// How long to measure.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub runtime: u64,
+    /// Number of measuring threads [default: one per --cpus entry, else 1].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Pin threads to these CPUs (thread i on the i-th, round robin), e.g. 0 or 0-3,6.
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
+    /// Run the threads under SCHED_FIFO at this priority (needs root or CAP_SYS_NICE).
+    #[arg(long, value_name = "1-99", value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub priority: Option<i32>,
+    /// Spacing of intended wake-ups: a fixed period, or Poisson with that mean.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
+    pub arrivals: Arrivals,
+    /// Seed for --arrivals poisson.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Do not lock memory with mlockall.
+    #[arg(long)]
+    pub no_mlock: bool,
+    /// Measure wake-up latency against idle length instead (one series per
+    /// length): exposes deep C-state exit cost. --runtime is shared among the lengths.
+    #[arg(long, conflicts_with_all = ["interval", "arrivals"])]
+    pub idle_sweep: bool,
+    /// Idle lengths for --idle-sweep [default: 10us,20us,50us,…,10ms].
+    #[arg(long, value_name = "LIST", value_parser = duration_list, requires = "idle_sweep")]
+    pub idle_lengths: Option<DurationList>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: RunOutputArgs,
+}
+
+/// `cauda analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Run files or text files with one number per line (format detected from content).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print JSON (schema cauda.analysis/1) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Percentiles to report, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = crate::analyze::quantile::DEFAULT_PERCENTILES, value_parser = percentile_list)]
+    pub percentiles: PercentileList,
+    /// Unit of plain numbers in the input files.
+    #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
+    pub unit: TimeUnit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn lists_parse_as_one_value() {
+        let cli = Cli::try_parse_from([
+            "cauda",
+            "timer",
+            "--cpus",
+            "0-1",
+            "--idle-sweep",
+            "--idle-lengths",
+            "10us,1ms",
+        ])
+        .unwrap();
+        let Command::Timer(args) = cli.command else {
+            panic!("not timer")
+        };
+        assert_eq!(args.cpus.unwrap().0, vec![0, 1]);
+        assert_eq!(args.idle_lengths.unwrap().0, vec![10_000, 1_000_000]);
+    }
+}

@@ -1,0 +1,4 @@
+//! The host: what it is set to, recorded with every run.
+
+pub mod cpulist;
+pub mod snapshot;

@@ -1,0 +1,143 @@
+//! The host snapshot stored in every run: the static conditions that shape
+//! a latency distribution. A value the host does not expose (a container,
+//! another kernel) is `null`, never an error.
+//!
+//! Reads go through a root directory (`/` normally) so tests can point at a
+//! captured fake `/proc` and `/sys` tree.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::cpulist::parse_cpu_list;
+
+/// The host's static conditions at the start of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSnapshot {
+    /// `/proc/sys/kernel/hostname`.
+    pub hostname: Option<String>,
+    /// `/proc/sys/kernel/osrelease`.
+    pub kernel: Option<String>,
+    /// The first `model name` in `/proc/cpuinfo`.
+    pub cpu_model: Option<String>,
+    /// Online logical CPUs (`/sys/devices/system/cpu/online`).
+    pub logical_cpus: Option<usize>,
+    /// `/proc/cmdline`.
+    pub cmdline: Option<String>,
+    /// `cpuidle/current_driver` (e.g. `intel_idle`, `acpi_idle`, `none`).
+    pub cpuidle_driver: Option<String>,
+    /// `cpuidle/current_governor` (e.g. `menu`, `teo`, `haltpoll`).
+    pub cpuidle_governor: Option<String>,
+    /// `clocksource0/current_clocksource` (e.g. `tsc`, `kvm-clock`).
+    pub clocksource: Option<String>,
+}
+
+/// Reads files below a root directory (`/` on a live host).
+#[derive(Clone, Debug)]
+pub struct HostRoot(PathBuf);
+
+impl Default for HostRoot {
+    fn default() -> Self {
+        HostRoot(PathBuf::from("/"))
+    }
+}
+
+impl HostRoot {
+    /// A root at `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        HostRoot(dir.into())
+    }
+
+    /// The path of an absolute host path under this root.
+    pub fn path(&self, absolute: &str) -> PathBuf {
+        self.0.join(absolute.trim_start_matches('/'))
+    }
+
+    /// A file's content, trimmed; `None` when absent or unreadable.
+    pub fn read(&self, absolute: &str) -> Option<String> {
+        read_trimmed(&self.path(absolute))
+    }
+}
+
+fn read_trimmed(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+impl HostSnapshot {
+    /// Reads the snapshot from a host root.
+    pub fn capture(root: &HostRoot) -> Self {
+        let cpuidle = "/sys/devices/system/cpu/cpuidle";
+        HostSnapshot {
+            hostname: root.read("/proc/sys/kernel/hostname"),
+            kernel: root.read("/proc/sys/kernel/osrelease"),
+            cpu_model: root.read("/proc/cpuinfo").and_then(|info| cpu_model(&info)),
+            logical_cpus: root
+                .read("/sys/devices/system/cpu/online")
+                .and_then(|list| parse_cpu_list(&list).ok())
+                .map(|cpus| cpus.len()),
+            cmdline: root.read("/proc/cmdline"),
+            cpuidle_driver: root.read(&format!("{cpuidle}/current_driver")),
+            cpuidle_governor: root
+                .read(&format!("{cpuidle}/current_governor"))
+                .or_else(|| root.read(&format!("{cpuidle}/current_governor_ro"))),
+            clocksource: root
+                .read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        }
+    }
+}
+
+/// The CPU model from `/proc/cpuinfo` (`model name` on x86, `Model` or
+/// `CPU part` elsewhere).
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    ["model name", "Model", "cpu model", "CPU part"]
+        .iter()
+        .find_map(|key| {
+            cpuinfo.lines().find_map(|line| {
+                let (k, v) = line.split_once(':')?;
+                (k.trim() == *key).then(|| v.trim().to_string())
+            })
+        })
+        .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_fake_root_and_tolerates_missing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |path: &str, text: &str| {
+            let p = dir.path().join(path.trim_start_matches('/'));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("/proc/sys/kernel/hostname", "box\n");
+        put(
+            "/proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\n",
+        );
+        put("/sys/devices/system/cpu/online", "0-3\n");
+        put(
+            "/sys/devices/system/cpu/cpuidle/current_governor_ro",
+            "menu\n",
+        );
+        let snap = HostSnapshot::capture(&HostRoot::new(dir.path()));
+        assert_eq!(snap.hostname.as_deref(), Some("box"));
+        assert_eq!(snap.cpu_model.as_deref(), Some("Intel(R) Xeon(R)"));
+        assert_eq!(snap.logical_cpus, Some(4));
+        assert_eq!(snap.cpuidle_governor.as_deref(), Some("menu"));
+        assert_eq!(snap.kernel, None);
+        assert_eq!(snap.clocksource, None);
+    }
+
+    #[test]
+    fn this_host_has_a_kernel() {
+        let snap = HostSnapshot::capture(&HostRoot::default());
+        assert!(snap.kernel.is_some());
+        assert!(snap.logical_cpus.unwrap_or(0) >= 1);
+    }
+}

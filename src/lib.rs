@@ -1,0 +1,142 @@
+//! cauda: a tail-latency lab for Linux.
+//!
+//! The data flows one way: probe → recorder → run file → analysis → output.
+//! [`run`] is the program's outline; `main` only maps its result to an
+//! exit code, so tests can call it in-process.
+
+pub mod analyze;
+pub mod cli;
+pub mod error;
+pub mod formats;
+pub mod host;
+pub mod model;
+pub mod output;
+pub mod probe;
+pub mod record;
+pub mod report;
+pub mod sys;
+pub mod units;
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use cli::{AnalyzeArgs, Cli, Command, TimerArgs};
+use formats::{Format, Loaded, ReadOptions};
+use probe::session::Destination;
+use record::StopFlag;
+
+/// How a successful command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything asked for was done.
+    Done,
+    /// A run was stopped by a signal; what it measured was saved.
+    Interrupted,
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<Outcome> {
+    match cli.command {
+        Command::Timer(args) => timer(args),
+        Command::Analyze(args) => analyze(args),
+    }
+}
+
+fn destination(output: &cli::RunOutputArgs) -> Destination {
+    Destination {
+        run_file: output.output.clone(),
+        hlog: output.hlog.clone(),
+        force: output.force,
+    }
+}
+
+fn timer(args: TimerArgs) -> Result<Outcome> {
+    let threads = args
+        .threads
+        .unwrap_or_else(|| args.cpus.as_ref().map_or(1, |c| c.0.len().max(1)));
+    let config = probe::timer::TimerConfig {
+        interval_ns: args.interval,
+        runtime_ns: args.runtime,
+        threads,
+        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        priority: args.priority,
+        arrivals: args.arrivals,
+        seed: args.seed,
+        lock_memory: !args.no_mlock,
+        idle_sweep_ns: args.idle_sweep.then(|| {
+            args.idle_lengths
+                .map(|l| l.0)
+                .unwrap_or_else(|| probe::timer::DEFAULT_IDLE_LENGTHS_NS.to_vec())
+        }),
+        interval_length_ns: args.output.interval_length,
+    };
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output);
+    if !args.output.quiet {
+        eprintln!(
+            "cauda timer: {} thread(s), {} for {} — Ctrl-C stops and saves",
+            config.threads,
+            match &config.idle_sweep_ns {
+                None => format!(
+                    "every {}",
+                    units::format_duration_compact(config.interval_ns)
+                ),
+                Some(l) => format!("idle sweep over {} lengths", l.len()),
+            },
+            units::format_duration_compact(config.runtime_ns),
+        );
+    }
+    let finished = probe::timer::run(&config, &destination, &stop)?;
+    finish_run(finished, args.output.quiet)
+}
+
+/// Prints a finished run's warnings, its table and where it was saved.
+fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome> {
+    let probe::session::Finished { run, path } = finished;
+    for warning in &run.warnings {
+        eprintln!("warning: {} — {}", warning.message, warning.advice);
+    }
+    let interrupted = run.interrupted;
+    let source = path.display().to_string();
+    if !quiet {
+        let loaded = Loaded {
+            source: source.clone(),
+            format: Format::CaudaRun,
+            series: run.series.clone(),
+            run: Some(run),
+        };
+        let analysis = analyze::analyze(&[loaded], &analyze::Percentile::defaults())?;
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", report::table::render(&analysis))?;
+    }
+    if interrupted {
+        eprintln!(
+            "interrupted: every completed interval and the partial one are saved in {source}"
+        );
+        Ok(Outcome::Interrupted)
+    } else {
+        eprintln!("saved {source}");
+        Ok(Outcome::Done)
+    }
+}
+
+fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
+    let options = ReadOptions { unit: args.unit };
+    let inputs = args
+        .files
+        .iter()
+        .map(|path| formats::load(path, options))
+        .collect::<Result<Vec<_>>>()?;
+    let analysis = analyze::analyze(&inputs, &args.percentiles.0)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &analysis)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", report::table::render(&analysis))?;
+    }
+    out.flush()?;
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,101 @@
+//! The run file: one JSON document per measurement (`cauda.run/1`).
+//!
+//! It carries what was run (tool, probe, parameters), when and for how
+//! long, on what host, the interval series with their histograms, the
+//! faults counted, and a summary per series. A reader needs nothing else to
+//! re-analyse the run, compare it or plot it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::series::Series;
+use super::summary::Summary;
+use crate::host::snapshot::HostSnapshot;
+
+/// The schema identifier written in every run file.
+pub const RUN_SCHEMA: &str = "cauda.run/1";
+
+/// Whether the load waited for each operation before issuing the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadMode {
+    /// Operations issued on a schedule regardless of completions; latency
+    /// from the intended start (no coordinated omission).
+    OpenLoop,
+    /// Each operation issued after the previous completed: a stall delays
+    /// the next issue and is under-counted (coordinated omission).
+    ClosedLoop,
+}
+
+/// The tool that wrote the file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// Always `cauda`.
+    pub name: String,
+    /// The cauda version.
+    pub version: String,
+}
+
+impl Tool {
+    /// This build of cauda.
+    pub fn this() -> Self {
+        Tool {
+            name: "cauda".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// A warning raised during a run, with what to do about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// What happened.
+    pub message: String,
+    /// What the user can do about it.
+    pub advice: String,
+}
+
+/// A series' summary as embedded in the run file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesSummary {
+    /// The series' tag.
+    pub tag: String,
+    /// Its summary over the whole run.
+    pub summary: Summary,
+}
+
+/// One measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// `cauda.run/1`.
+    pub schema: String,
+    /// The tool and version that wrote the file.
+    pub tool: Tool,
+    /// The probe: `timer`, `disk`, `net`, …
+    pub probe: String,
+    /// Open or closed loop.
+    pub load: LoadMode,
+    /// The probe's parameters as resolved (defaults filled in).
+    pub parameters: serde_json::Value,
+    /// Wall-clock start, RFC 3339 UTC.
+    pub start_time: String,
+    /// Wall-clock start in ns since the Unix epoch.
+    pub start_unix_ns: u128,
+    /// Measured duration in ns.
+    pub duration_ns: u64,
+    /// The interval length in ns.
+    pub interval_ns: u64,
+    /// True when Ctrl-C or SIGTERM stopped the run before its end.
+    pub interrupted: bool,
+    /// The host's conditions.
+    pub host: HostSnapshot,
+    /// Counted faults by kind (failed operations, timeouts, …).
+    pub faults: BTreeMap<String, u64>,
+    /// Warnings raised during the run.
+    pub warnings: Vec<Warning>,
+    /// The interval series.
+    pub series: Vec<Series>,
+    /// One summary per series over the whole run.
+    pub summary: Vec<SeriesSummary>,
+}

@@ -1,0 +1,5 @@
+//! Probes: one module per kind of latency, all run by the same session
+//! (threads, start barrier, recorders, collector, run file).
+
+pub mod session;
+pub mod timer;

@@ -1,0 +1,250 @@
+//! Running a probe: the machinery every probe shares.
+//!
+//! 1. Each probe thread prepares itself (pinning, priority) and reports
+//!    back; any failure aborts before anything is measured.
+//! 2. The start time is fixed, recorders are created and handed out, and
+//!    the threads measure until their schedule ends or the stop flag rises.
+//! 3. The collector's series, the host snapshot and the summaries become
+//!    the run file, written atomically — also after Ctrl-C (marked
+//!    `interrupted`) and after a thread failed (the error is returned once
+//!    the data is safe).
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::SystemTime;
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::analyze::{Percentile, summary::summarize};
+use crate::formats::hlog::HlogWriter;
+use crate::host::snapshot::{HostRoot, HostSnapshot};
+use crate::model::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
+use crate::output;
+use crate::record::{Clock, MonotonicClock, Recorder, SeriesSpec, StopFlag, collector};
+
+/// Where a run's results go, checked before it starts.
+#[derive(Clone, Debug)]
+pub struct Destination {
+    /// The run file (`-o`), or `None` for the default name.
+    pub run_file: Option<PathBuf>,
+    /// The streamed interval log (`--hlog`).
+    pub hlog: Option<PathBuf>,
+    /// Overwrite files that are not cauda's.
+    pub force: bool,
+}
+
+impl Destination {
+    /// Checks the paths given (the default name is checked when chosen).
+    pub fn check(&self) -> Result<()> {
+        if let Some(path) = &self.run_file {
+            output::check_writable(path, output::OwnKind::RunFile, self.force, "-o")?;
+        }
+        if let Some(path) = &self.hlog {
+            output::check_writable(path, output::OwnKind::Hlog, self.force, "--hlog")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a probe declares before running.
+#[derive(Debug)]
+pub struct Plan {
+    /// The probe's name, e.g. `timer`.
+    pub probe: &'static str,
+    /// Open or closed loop.
+    pub load: LoadMode,
+    /// Parameters as resolved, stored in the run file.
+    pub parameters: serde_json::Value,
+    /// The series the probe records, in `SeriesId` order.
+    pub series: Vec<SeriesSpec>,
+    /// How many probe threads.
+    pub threads: usize,
+    /// Interval length in ns.
+    pub interval_ns: u64,
+    /// Warnings raised while preparing.
+    pub warnings: Vec<Warning>,
+}
+
+/// What a finished (or interrupted) run produced.
+#[derive(Debug)]
+pub struct Finished {
+    /// The run, as written.
+    pub run: RunFile,
+    /// Where it was written.
+    pub path: PathBuf,
+}
+
+/// Runs `body` on `plan.threads` threads after each ran `prepare`.
+///
+/// `body(thread, run_start_ns, recorder, stop)` measures until its work is
+/// done or `stop` rises, and returns the time it stopped.
+pub fn run<P, B>(
+    plan: Plan,
+    destination: &Destination,
+    stop: &StopFlag,
+    prepare: P,
+    body: B,
+) -> Result<Finished>
+where
+    P: Fn(usize) -> Result<()> + Sync,
+    B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
+{
+    destination.check()?;
+    let host = HostSnapshot::capture(&HostRoot::default());
+    let clock = MonotonicClock;
+
+    let (ready_tx, ready_rx) = mpsc::channel::<(usize, Result<()>)>();
+    let mut go_senders = Vec::with_capacity(plan.threads);
+    let outcome = std::thread::scope(|scope| -> Result<_> {
+        let mut handles = Vec::with_capacity(plan.threads);
+        for thread in 0..plan.threads {
+            let (go_tx, go_rx) = mpsc::channel::<Option<(Recorder, u64)>>();
+            go_senders.push(go_tx);
+            let ready_tx = ready_tx.clone();
+            let (prepare, body) = (&prepare, &body);
+            let handle = std::thread::Builder::new()
+                .name(format!("cauda-{}-{thread}", plan.probe))
+                .spawn_scoped(scope, move || -> Result<()> {
+                    let _ = ready_tx.send((thread, prepare(thread)));
+                    let Ok(Some((mut recorder, start))) = go_rx.recv() else {
+                        return Ok(());
+                    };
+                    let result = body(thread, start, &mut recorder, stop);
+                    let end = match &result {
+                        Ok(end) => *end,
+                        Err(_) => {
+                            stop.raise();
+                            MonotonicClock.now()
+                        }
+                    };
+                    recorder.finish(end);
+                    result.map(|_| ())
+                })
+                .context("cannot start a probe thread")?;
+            handles.push(handle);
+        }
+        drop(ready_tx);
+
+        // Wait for every thread to be ready; the first failure aborts.
+        let mut failure = None;
+        for _ in 0..plan.threads {
+            match ready_rx.recv() {
+                Ok((_, Ok(()))) => {}
+                Ok((thread, Err(e))) => {
+                    failure.get_or_insert(e.context(format!("probe thread {thread}")));
+                }
+                Err(_) => {
+                    failure.get_or_insert(anyhow!("a probe thread died while preparing"));
+                }
+            }
+        }
+        if let Some(e) = failure {
+            for go in &go_senders {
+                let _ = go.send(None);
+            }
+            return Err(e);
+        }
+
+        // Fix the start: wall clock for people, monotonic for intervals.
+        let wall_start = SystemTime::now();
+        let start_unix_ns = wall_start
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let start_time = humantime::format_rfc3339_seconds(wall_start).to_string();
+        let run_start = clock.now();
+        let path = destination
+            .run_file
+            .clone()
+            .unwrap_or_else(|| output::default_run_path(plan.probe, &start_time));
+        if destination.run_file.is_none() {
+            output::check_writable(&path, output::OwnKind::RunFile, destination.force, "-o")?;
+        }
+        let hlog = match &destination.hlog {
+            Some(p) => Some(HlogWriter::create(p, start_unix_ns, &start_time)?),
+            None => None,
+        };
+        let (recorders, collector) = collector::start(
+            plan.series.clone(),
+            plan.threads,
+            run_start,
+            plan.interval_ns,
+            hlog,
+        )?;
+        for (go, recorder) in go_senders.iter().zip(recorders) {
+            let _ = go.send(Some((recorder, run_start)));
+        }
+
+        let mut thread_error = None;
+        for handle in handles {
+            match handle.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    thread_error.get_or_insert(e);
+                }
+                Err(_) => {
+                    thread_error.get_or_insert(anyhow!("a probe thread panicked"));
+                }
+            }
+        }
+        let collected = collector
+            .join()
+            .map_err(|_| anyhow!("the collector thread panicked"))?;
+        Ok((
+            collected,
+            run_start,
+            start_time,
+            start_unix_ns,
+            path,
+            thread_error,
+        ))
+    })?;
+    let (collected, run_start, start_time, start_unix_ns, path, thread_error) = outcome;
+
+    let percentiles = Percentile::defaults();
+    let summary = collected
+        .series
+        .iter()
+        .map(|series| {
+            let merged = series.merged().map_err(|e| anyhow!(e))?;
+            Ok(SeriesSummary {
+                tag: series.tag.clone(),
+                summary: summarize(&merged, &percentiles),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let run = RunFile {
+        schema: RUN_SCHEMA.into(),
+        tool: Tool::this(),
+        probe: plan.probe.into(),
+        load: plan.load,
+        parameters: plan.parameters,
+        start_time,
+        start_unix_ns,
+        duration_ns: collected.end_ns.saturating_sub(run_start),
+        interval_ns: plan.interval_ns,
+        interrupted: stop.is_raised() && thread_error.is_none(),
+        host,
+        faults: Default::default(),
+        warnings: plan.warnings,
+        series: collected.series,
+        summary,
+    };
+    let mut bytes = serde_json::to_vec(&run).context("cannot serialize the run")?;
+    bytes.push(b'\n');
+    output::write_atomic(&path, &bytes)
+        .with_context(|| format!("cannot save the run file {}", path.display()))?;
+    if let Some(e) = thread_error {
+        return Err(e.context(format!(
+            "the run failed; what was measured is saved in {}",
+            path.display()
+        )));
+    }
+    if let Some(e) = collected.hlog_error {
+        return Err(e.context(format!(
+            "the run finished but the interval log is incomplete; the run file {} is complete",
+            path.display()
+        )));
+    }
+    Ok(Finished { run, path })
+}

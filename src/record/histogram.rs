@@ -1,0 +1,240 @@
+//! The latency histogram every probe records into: an HdrHistogram at three
+//! significant digits from 1 ns to one hour, with the exact count, min, max
+//! and sum kept beside it.
+//!
+//! HdrHistogram buckets values (≤ 0.1 % relative error at 3 digits), so the
+//! extremes and the mean would be approximate if taken from it; we keep
+//! them exactly. A value past the trackable range is clamped into the top
+//! bucket *and counted* in `clamped`, so it is never lost nor a panic.
+
+use hdrhistogram::Histogram;
+
+/// Significant decimal digits kept by every histogram.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+/// Lowest discernible value: 1 ns.
+pub const LOWEST_NS: u64 = 1;
+/// Highest trackable value: one hour in nanoseconds.
+pub const HIGHEST_NS: u64 = 3_600_000_000_000;
+
+/// Exact statistics kept beside the histogram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ExactStats {
+    /// Number of values recorded.
+    pub count: u64,
+    /// Smallest value recorded (0 when `count == 0`).
+    pub min: u64,
+    /// Largest value recorded, before any clamping (0 when `count == 0`).
+    pub max: u64,
+    /// Sum of all values, before any clamping.
+    pub sum: u128,
+    /// How many values exceeded [`HIGHEST_NS`] and were clamped to it.
+    pub clamped: u64,
+}
+
+impl ExactStats {
+    /// Folds another interval's statistics into these.
+    pub fn merge(&mut self, other: &ExactStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *other;
+            return;
+        }
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+        self.clamped += other.clamped;
+    }
+
+    /// The exact mean, or 0 for no values.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+}
+
+/// Internal empty statistics: `min` at `u64::MAX` so recording needs no
+/// first-value branch.
+const EMPTY: ExactStats = ExactStats {
+    count: 0,
+    min: u64::MAX,
+    max: 0,
+    sum: 0,
+    clamped: 0,
+};
+
+/// A histogram of nanosecond values with exact count, min, max and sum.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+    stats: ExactStats,
+}
+
+/// Creates an empty HdrHistogram with cauda's range and precision.
+pub fn empty_hdr() -> Histogram<u64> {
+    // The bounds are constants the crate accepts (low ≥ 1, high ≥ 2·low,
+    // digits ≤ 5); a failure here is a programming error caught by tests.
+    Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        .expect("constant histogram bounds are valid")
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        LatencyHistogram {
+            hist: empty_hdr(),
+            stats: EMPTY,
+        }
+    }
+
+    /// Builds one from a decoded HdrHistogram and the exact statistics that
+    /// were stored with it.
+    pub fn from_parts(hist: Histogram<u64>, stats: ExactStats) -> Self {
+        let stats = if stats.count == 0 { EMPTY } else { stats };
+        LatencyHistogram { hist, stats }
+    }
+
+    /// Records one value. The hot path: no allocation, no branch that can
+    /// fail; `min` sits at `u64::MAX` while empty so no first-value branch.
+    #[inline(always)]
+    pub fn record(&mut self, value: u64) {
+        let stats = &mut self.stats;
+        stats.count += 1;
+        stats.sum += value as u128;
+        stats.min = stats.min.min(value);
+        stats.max = stats.max.max(value);
+        if value > HIGHEST_NS {
+            stats.clamped += 1;
+        }
+        // In range by construction, so this cannot fail.
+        let _ = self.hist.record(value.min(HIGHEST_NS));
+    }
+
+    /// Records `n` occurrences of one value.
+    #[inline]
+    pub fn record_n(&mut self, value: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let stats = &mut self.stats;
+        stats.count += n;
+        stats.sum += value as u128 * n as u128;
+        stats.min = stats.min.min(value);
+        stats.max = stats.max.max(value);
+        if value > HIGHEST_NS {
+            stats.clamped += n;
+        }
+        let _ = self.hist.record_n(value.min(HIGHEST_NS), n);
+    }
+
+    /// Adds every value of `other` into `self` (exact merge).
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        self.stats.merge(&other.stats());
+        // Both sides were created with the same bounds, so the addition
+        // cannot fail; auto-resize covers histograms decoded from files.
+        self.hist.auto(true);
+        if self.hist.add(&other.hist).is_err() {
+            // Unreachable for same-bounds histograms; fall back to adding
+            // bucket by bucket with clamping rather than losing counts.
+            for v in other.hist.iter_recorded() {
+                self.hist
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+    }
+
+    /// Empties the histogram for reuse without freeing its memory.
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.stats = EMPTY;
+    }
+
+    /// The exact statistics (min and max are 0 when empty).
+    pub fn stats(&self) -> ExactStats {
+        if self.stats.count == 0 {
+            ExactStats::default()
+        } else {
+            self.stats
+        }
+    }
+
+    /// The underlying HdrHistogram (bucketed values).
+    pub fn hdr(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    /// Number of values recorded.
+    pub fn count(&self) -> u64 {
+        self.stats.count
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.stats.count == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_stats_beside_buckets() {
+        let mut h = LatencyHistogram::new();
+        for v in [110, 43_896, 24_437_721] {
+            h.record(v);
+        }
+        let s = h.stats();
+        assert_eq!((s.count, s.min, s.max), (3, 110, 24_437_721));
+        assert_eq!(s.sum, 110 + 43_896 + 24_437_721);
+        assert_eq!(s.clamped, 0);
+        assert_eq!(h.hdr().len(), 3);
+    }
+
+    #[test]
+    fn values_past_an_hour_are_clamped_and_counted() {
+        let mut h = LatencyHistogram::new();
+        h.record(u64::MAX);
+        h.record(HIGHEST_NS + 1);
+        h.record(5);
+        assert_eq!(h.stats().clamped, 2);
+        assert_eq!(h.stats().max, u64::MAX);
+        assert_eq!(h.hdr().len(), 3);
+    }
+
+    #[test]
+    fn zero_is_recordable() {
+        let mut h = LatencyHistogram::new();
+        h.record(0);
+        assert_eq!(h.stats().min, 0);
+        assert_eq!(h.count(), 1);
+    }
+
+    #[test]
+    fn merge_is_exact() {
+        let mut a = LatencyHistogram::new();
+        let mut b = LatencyHistogram::new();
+        a.record(10);
+        b.record(1_000_000);
+        b.record(7);
+        a.add(&b);
+        assert_eq!(a.stats().count, 3);
+        assert_eq!(a.stats().min, 7);
+        assert_eq!(a.stats().max, 1_000_000);
+        assert_eq!(a.hdr().len(), 3);
+        let mut empty = LatencyHistogram::new();
+        empty.add(&a);
+        assert_eq!(empty.stats(), a.stats());
+    }
+}

@@ -1,0 +1,16 @@
+//! The recording engine shared by every probe: clock, open-loop schedule,
+//! per-thread recorders, interval rotation and the collector.
+
+pub mod clock;
+pub mod collector;
+pub mod histogram;
+pub mod recorder;
+pub mod schedule;
+pub mod stop;
+
+pub use clock::{Clock, FakeClock, MonotonicClock};
+pub use collector::{Collected, SeriesSpec};
+pub use histogram::{ExactStats, LatencyHistogram};
+pub use recorder::{Recorder, SeriesId, Sink};
+pub use schedule::{Arrivals, Schedule};
+pub use stop::StopFlag;

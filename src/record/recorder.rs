@@ -1,0 +1,151 @@
+//! The per-thread recorder: the only part of cauda a probe touches in its
+//! measured loop.
+//!
+//! Each probe thread owns one [`Recorder`] holding one histogram per series
+//! for the current interval. Recording is a bucket increment plus exact
+//! min/max/sum updates — no allocation, lock, syscall or I/O. When a value
+//! completes past the interval's end, the recorder hands the filled
+//! histograms to the collector over a channel and takes back a recycled,
+//! already-reset set; that happens once per interval, between operations,
+//! never inside a timed section.
+
+use std::sync::mpsc::{Receiver, Sender};
+
+use super::histogram::LatencyHistogram;
+
+/// Index of a series within a run, as declared to the collector.
+pub type SeriesId = usize;
+
+/// One thread's histograms for one interval, sent to the collector.
+#[derive(Debug)]
+pub struct IntervalReport {
+    /// Which recorder sent it.
+    pub thread: usize,
+    /// The interval the histograms belong to.
+    pub index: u64,
+    /// One histogram per series, in declaration order.
+    pub hists: Vec<LatencyHistogram>,
+    /// The first interval the thread may still report; every interval
+    /// before it is complete as far as this thread is concerned.
+    pub next_index: u64,
+    /// Set on the thread's last report: when it stopped, in monotonic ns.
+    pub end_ns: Option<u64>,
+}
+
+/// A probe thread's recorder.
+#[derive(Debug)]
+pub struct Recorder {
+    thread: usize,
+    run_start_ns: u64,
+    interval_ns: u64,
+    index: u64,
+    interval_end_ns: u64,
+    hists: Vec<LatencyHistogram>,
+    to_collector: Sender<IntervalReport>,
+    spares: Receiver<Vec<LatencyHistogram>>,
+}
+
+impl Recorder {
+    pub(super) fn new(
+        thread: usize,
+        run_start_ns: u64,
+        interval_ns: u64,
+        series: usize,
+        to_collector: Sender<IntervalReport>,
+        spares: Receiver<Vec<LatencyHistogram>>,
+    ) -> Self {
+        Recorder {
+            thread,
+            run_start_ns,
+            interval_ns,
+            index: 0,
+            interval_end_ns: run_start_ns + interval_ns,
+            hists: (0..series).map(|_| LatencyHistogram::new()).collect(),
+            to_collector,
+            spares,
+        }
+    }
+
+    /// Records `value` (ns) in `series`, in the interval containing `now_ns`
+    /// (the completion time of the operation measured).
+    #[inline]
+    pub fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
+        if now_ns >= self.interval_end_ns {
+            self.rotate(now_ns);
+        }
+        self.hists[series].record(value);
+    }
+
+    /// Records `n` copies of `value` in `series` at `now_ns`.
+    #[inline]
+    pub fn record_n(&mut self, now_ns: u64, series: SeriesId, value: u64, n: u64) {
+        if now_ns >= self.interval_end_ns {
+            self.rotate(now_ns);
+        }
+        self.hists[series].record_n(value, n);
+    }
+
+    /// The interval a monotonic time falls in.
+    fn interval_of(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.run_start_ns) / self.interval_ns
+    }
+
+    #[cold]
+    fn rotate(&mut self, now_ns: u64) {
+        let next_index = self.interval_of(now_ns);
+        let fresh = self.spares.try_recv().unwrap_or_else(|_| {
+            (0..self.hists.len())
+                .map(|_| LatencyHistogram::new())
+                .collect()
+        });
+        let full = std::mem::replace(&mut self.hists, fresh);
+        // A closed channel means the run is being torn down: nothing to save.
+        let _ = self.to_collector.send(IntervalReport {
+            thread: self.thread,
+            index: self.index,
+            hists: full,
+            next_index,
+            end_ns: None,
+        });
+        self.index = next_index;
+        self.interval_end_ns = self.run_start_ns + (next_index + 1) * self.interval_ns;
+    }
+
+    /// Sends the last, partial interval; `now_ns` is when the thread stopped.
+    pub fn finish(self, now_ns: u64) {
+        let Recorder {
+            thread,
+            index,
+            hists,
+            to_collector,
+            ..
+        } = self;
+        let _ = to_collector.send(IntervalReport {
+            thread,
+            index,
+            hists,
+            next_index: u64::MAX,
+            end_ns: Some(now_ns),
+        });
+    }
+}
+
+/// Where a probe's measured loop sends values: the [`Recorder`] in a run,
+/// a plain vector in tests that need the exact sequence.
+pub trait Sink {
+    /// Records `value` in `series`, completed at `now_ns`.
+    fn record(&mut self, now_ns: u64, series: SeriesId, value: u64);
+}
+
+impl Sink for Recorder {
+    #[inline]
+    fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
+        Recorder::record(self, now_ns, series, value);
+    }
+}
+
+impl Sink for Vec<(u64, SeriesId, u64)> {
+    fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
+        self.push((now_ns, series, value));
+    }
+}

@@ -1,0 +1,3 @@
+//! Output for people: terminal tables (and later Markdown and HTML).
+
+pub mod table;

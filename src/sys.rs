@@ -1,0 +1,124 @@
+//! Thin, safe wrappers over the Linux calls the probes need: the monotonic
+//! clock, absolute sleeps, CPU pinning, SCHED_FIFO and memory locking.
+//!
+//! The only module allowed `unsafe`; each block says why it is sound.
+#![allow(unsafe_code)]
+
+use std::io;
+
+/// Nanoseconds on `CLOCK_MONOTONIC` (a vDSO read, no syscall).
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always
+    // exists on Linux, so the call cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns`.
+/// Returns `false` if a signal interrupted the sleep before the deadline.
+#[inline]
+pub fn sleep_until_ns(deadline_ns: u64) -> bool {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; with TIMER_ABSTIME the remainder
+    // pointer is unused and may be null.
+    let rc = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    rc != libc::EINTR
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET writes
+    // inside it for cpu < CPU_SETSIZE (checked above); the size passed is
+    // the set's own size; pid 0 means the calling thread.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Puts the calling thread under SCHED_FIFO at `priority` (1–99).
+pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Locks current and future memory (`mlockall`) when that is safe: as root,
+/// or with an unlimited `RLIMIT_MEMLOCK`. Under a finite limit, locking
+/// future pages would make later allocations fail, so it is skipped and the
+/// reason returned.
+pub fn lock_memory() -> Result<(), String> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root && (rc != 0 || limit.rlim_cur != libc::RLIM_INFINITY) {
+        return Err(format!(
+            "RLIMIT_MEMLOCK is {} bytes and cauda is not root",
+            limit.rlim_cur
+        ));
+    }
+    // SAFETY: mlockall takes only flags.
+    let rc = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error().to_string())
+    }
+}
+
+/// Undoes [`lock_memory`].
+pub fn unlock_memory() {
+    // SAFETY: munlockall has no preconditions.
+    unsafe { libc::munlockall() };
+}
+
+/// The CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: an all-zero cpu_set_t is valid; the size passed is its own;
+    // CPU_ISSET reads inside the set for i < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&i| libc::CPU_ISSET(i, &set))
+            .collect()
+    }
+}
