@@ -2,7 +2,8 @@
 # timer_vs_cyclictest.sh - side-by-side wakeup-latency benchmark:
 #   `cauda timer`  vs  `cyclictest` (rt-tests)
 #
-# Both tools run with the same interval, SCHED_FIFO priority, mlockall,
+# Both tools run with the same interval, SCHED_FIFO priority (or both under
+# SCHED_OTHER with --priority 0), mlockall,
 # one measurement thread pinned to the same CPU and the same duration.
 # Rounds alternate the order (odd rounds: cyclictest first; even rounds:
 # cauda first) so slow drift of the machine does not favour either tool.
@@ -28,6 +29,7 @@ Usage: sudo $0 [options]
 Options (each also settable through the environment variable shown):
   -i, --interval US    timer interval in microseconds      [INTERVAL_US=1000]
   -p, --priority N     SCHED_FIFO priority (1-99)          [PRIORITY=80]
+                       (0: no RT priority, both tools run SCHED_OTHER)
   -d, --duration S     duration of each run, whole seconds [DURATION_S=10]
   -r, --rounds N       number of rounds                    [ROUNDS=3]
   -c, --cpu N          CPU to pin the measurement thread   [CPU=0]
@@ -117,11 +119,16 @@ ROUNDS=$((10#$ROUNDS))
 CPU=$((10#$CPU))
 HISTMAX_US=$((10#$HISTMAX_US))
 ((INTERVAL_US >= 1)) || die 1 "interval must be >= 1 us"
-((PRIORITY >= 1 && PRIORITY <= 99)) || die 1 "priority must be in 1..99 (SCHED_FIFO)"
+((PRIORITY <= 99)) || die 1 "priority must be in 1..99 (SCHED_FIFO), or 0 for SCHED_OTHER"
 ((DURATION_S >= 1)) || die 1 "duration must be >= 1 s"
 ((ROUNDS >= 1)) || die 1 "rounds must be >= 1"
 ((HISTMAX_US >= 1)) || die 1 "histmax must be >= 1 us"
 LOOPS=$((DURATION_S * 1000000 / INTERVAL_US))
+# Priority arguments: none at all for priority 0, so both tools stay SCHED_OTHER.
+CT_PRIO_ARGS=() CAUDA_PRIO_ARGS=() SCHED_DESC="SCHED_OTHER (no RT priority)"
+if ((PRIORITY > 0)); then
+    CT_PRIO_ARGS=(-p "$PRIORITY") CAUDA_PRIO_ARGS=(--priority "$PRIORITY") SCHED_DESC="SCHED_FIFO prio $PRIORITY"
+fi
 ((LOOPS >= 1)) || die 1 "duration/interval gives zero loops"
 
 # ---------------------------------------------------------------- checks
@@ -313,7 +320,7 @@ run_cyclictest() {
     local round=$1 hist=$TMPDIR_BENCH/cyclictest.r$1.hist log=$TMPDIR_BENCH/cyclictest.r$1.log
     local -a extra=()
     read -r -a extra <<<"$CYCLICTEST_EXTRA_ARGS"
-    local -a cmd=("$CYCLICTEST_BIN" -m -p "$PRIORITY" -i "$INTERVAL_US" -a "$CPU" -t 1
+    local -a cmd=("$CYCLICTEST_BIN" -m "${CT_PRIO_ARGS[@]}" -i "$INTERVAL_US" -a "$CPU" -t 1
         -l "$LOOPS" -q -h "$HISTMAX_US" --histfile="$hist" "${extra[@]}")
     log "round $round: ${cmd[*]}"
     if ! "${cmd[@]}" >"$log" 2>&1; then
@@ -336,7 +343,7 @@ run_cauda() {
     local -a extra=()
     read -r -a extra <<<"$CAUDA_TIMER_EXTRA_ARGS"
     local -a cmd=("$CAUDA" timer --interval "${INTERVAL_US}us" --runtime "${DURATION_S}s"
-        --priority "$PRIORITY" --cpus "$CPU" -o "$run" "${extra[@]}")
+        "${CAUDA_PRIO_ARGS[@]}" --cpus "$CPU" -o "$run" "${extra[@]}")
     log "round $round: ${cmd[*]}"
     if ! "${cmd[@]}" >"$log" 2>&1; then
         cat "$log" >&2
@@ -380,14 +387,14 @@ echo "cauda timer vs cyclictest"
 echo "========================="
 echo "date:        $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "host kernel: $(uname -r)"
-echo "cpu model:   $(cpu_model) ($(nproc) CPUs online)"
+echo "cpu model:   $(cpu_model) ($(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc --all) CPUs online)"
 echo "isolated:    $(sysfs /sys/devices/system/cpu/isolated)   governor(cpu$CPU): $(sysfs /sys/devices/system/cpu/cpu"$CPU"/cpufreq/scaling_governor)"
 echo "cyclictest:  ${CT_VERSION:-unknown} ($CYCLICTEST_BIN)"
 echo "cauda:       ${CAUDA_VERSION:-unknown} ($CAUDA)"
-echo "parameters:  interval ${INTERVAL_US} us, SCHED_FIFO prio ${PRIORITY}, cpu ${CPU}, ${DURATION_S} s/run" \
+echo "parameters:  interval ${INTERVAL_US} us, ${SCHED_DESC}, cpu ${CPU}, ${DURATION_S} s/run" \
     "(${LOOPS} cyclictest loops), ${ROUNDS} round(s), cyclictest histogram 0..$((HISTMAX_US - 1)) us"
-echo "commands:    cyclictest -m -p $PRIORITY -i $INTERVAL_US -a $CPU -t 1 -l $LOOPS -q -h $HISTMAX_US --histfile=FILE${CYCLICTEST_EXTRA_ARGS:+ $CYCLICTEST_EXTRA_ARGS}"
-echo "             cauda timer --interval ${INTERVAL_US}us --runtime ${DURATION_S}s --priority $PRIORITY --cpus $CPU -o RUN${CAUDA_TIMER_EXTRA_ARGS:+ $CAUDA_TIMER_EXTRA_ARGS}; cauda analyze --json RUN"
+echo "commands:    cyclictest -m ${CT_PRIO_ARGS[*]}${CT_PRIO_ARGS[*]:+ }-i $INTERVAL_US -a $CPU -t 1 -l $LOOPS -q -h $HISTMAX_US --histfile=FILE${CYCLICTEST_EXTRA_ARGS:+ $CYCLICTEST_EXTRA_ARGS}"
+echo "             cauda timer --interval ${INTERVAL_US}us --runtime ${DURATION_S}s ${CAUDA_PRIO_ARGS[*]}${CAUDA_PRIO_ARGS[*]:+ }--cpus $CPU -o RUN${CAUDA_TIMER_EXTRA_ARGS:+ $CAUDA_TIMER_EXTRA_ARGS}; cauda analyze --json RUN"
 echo "percentiles: cyclictest: nearest rank (ceil(q*n)-th smallest) on its 1-us histogram, values truncated"
 echo "             to whole us, overflows count towards n; cauda: as reported by 'cauda analyze --json'"
 echo

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::analyze::Percentile;
 use crate::host::cpulist::parse_cpu_list;
 use crate::record::Arrivals;
-use crate::units::{self, TimeUnit};
+use crate::units::{self, Rate, TimeUnit};
 
 /// cauda — a tail-latency lab for Linux.
 ///
@@ -41,6 +41,10 @@ pub enum Command {
     ///
     /// Example: cauda analyze cauda-timer-20261122-153012.json --json
     Analyze(AnalyzeArgs),
+}
+
+fn rate(text: &str) -> Result<Rate, String> {
+    units::parse_rate(text)
 }
 
 fn duration(text: &str) -> Result<u64, String> {
@@ -102,6 +106,9 @@ pub struct TimerArgs {
     /// Wake-up period (mean gap with --arrivals poisson).
     #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
     pub interval: u64,
+    /// Wake-ups per second instead of --interval (e.g. 1000/s, 10k/s).
+    #[arg(long, value_name = "N/s", value_parser = rate, conflicts_with = "interval")]
+    pub rate: Option<Rate>,
     /// How long to measure.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub runtime: u64,
@@ -125,7 +132,7 @@ pub struct TimerArgs {
     pub no_mlock: bool,
     /// Measure wake-up latency against idle length instead (one series per
     /// length): exposes deep C-state exit cost. --runtime is shared among the lengths.
-    #[arg(long, conflicts_with_all = ["interval", "arrivals"])]
+    #[arg(long, conflicts_with_all = ["interval", "rate", "arrivals"])]
     pub idle_sweep: bool,
     /// Idle lengths for --idle-sweep [default: 10us,20us,50us,…,10ms].
     #[arg(long, value_name = "LIST", value_parser = duration_list, requires = "idle_sweep")]

@@ -56,7 +56,9 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
         .threads
         .unwrap_or_else(|| args.cpus.as_ref().map_or(1, |c| c.0.len().max(1)));
     let config = probe::timer::TimerConfig {
-        interval_ns: args.interval,
+        interval_ns: args
+            .rate
+            .map_or(args.interval, |rate| rate.period_ns().round() as u64),
         runtime_ns: args.runtime,
         threads,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),

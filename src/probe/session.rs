@@ -130,8 +130,8 @@ where
         for _ in 0..plan.threads {
             match ready_rx.recv() {
                 Ok((_, Ok(()))) => {}
-                Ok((thread, Err(e))) => {
-                    failure.get_or_insert(e.context(format!("probe thread {thread}")));
+                Ok((_, Err(e))) => {
+                    failure.get_or_insert(e);
                 }
                 Err(_) => {
                     failure.get_or_insert(anyhow!("a probe thread died while preparing"));

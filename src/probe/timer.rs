@@ -67,7 +67,7 @@ impl TimerConfig {
         if self.interval_ns > 3_600_000_000_000 {
             return Err(input_error("--interval: at most 1h"));
         }
-        if self.runtime_ns == 0 || self.runtime_ns > MAX_RUNTIME {
+        if self.runtime_ns < 1_000_000 || self.runtime_ns > MAX_RUNTIME {
             return Err(input_error(format!(
                 "--runtime {}: must be between 1ms and 30 days",
                 format_duration_compact(self.runtime_ns)
@@ -93,23 +93,28 @@ impl TimerConfig {
             )));
         }
         if let Some(lengths) = &self.idle_sweep_ns {
-            if lengths.is_empty() || lengths.iter().any(|&l| !(1_000..=10_000_000_000).contains(&l)) {
+            if lengths.is_empty()
+                || lengths
+                    .iter()
+                    .any(|&l| !(1_000..=10_000_000_000).contains(&l))
+            {
                 return Err(input_error(
                     "--idle-lengths: each idle length must lie between 1us and 10s",
                 ));
             }
             let phase = self.runtime_ns / lengths.len() as u64;
             if let Some(&longest) = lengths.iter().max()
-                && phase < longest {
-                    return Err(input_error(format!(
-                        "--runtime {} gives each of the {} idle lengths {}, less than the longest \
+                && phase < longest
+            {
+                return Err(input_error(format!(
+                    "--runtime {} gives each of the {} idle lengths {}, less than the longest \
                          ({}); raise --runtime",
-                        format_duration_compact(self.runtime_ns),
-                        lengths.len(),
-                        format_duration_compact(phase),
-                        format_duration_compact(longest)
-                    )));
-                }
+                    format_duration_compact(self.runtime_ns),
+                    lengths.len(),
+                    format_duration_compact(phase),
+                    format_duration_compact(longest)
+                )));
+            }
         }
         Ok(())
     }

@@ -124,9 +124,10 @@ impl Collector {
             self.emit_next(length);
         }
         if let Some(hlog) = self.hlog.as_mut()
-            && let Err(err) = hlog.flush() {
-                self.hlog_error.get_or_insert(err);
-            }
+            && let Err(err) = hlog.flush()
+        {
+            self.hlog_error.get_or_insert(err);
+        }
         Collected {
             series: self.series,
             end_ns: self.end_ns,
