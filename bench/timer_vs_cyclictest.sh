@@ -343,7 +343,7 @@ run_cauda() {
     local -a extra=()
     read -r -a extra <<<"$CAUDA_TIMER_EXTRA_ARGS"
     local -a cmd=("$CAUDA" timer --interval "${INTERVAL_US}us" --runtime "${DURATION_S}s"
-        "${CAUDA_PRIO_ARGS[@]}" --cpus "$CPU" -o "$run" "${extra[@]}")
+        "${CAUDA_PRIO_ARGS[@]}" --cpus "$CPU" --cpu-dma-latency 0us -o "$run" "${extra[@]}")
     log "round $round: ${cmd[*]}"
     if ! "${cmd[@]}" >"$log" 2>&1; then
         cat "$log" >&2
@@ -394,7 +394,7 @@ echo "cauda:       ${CAUDA_VERSION:-unknown} ($CAUDA)"
 echo "parameters:  interval ${INTERVAL_US} us, ${SCHED_DESC}, cpu ${CPU}, ${DURATION_S} s/run" \
     "(${LOOPS} cyclictest loops), ${ROUNDS} round(s), cyclictest histogram 0..$((HISTMAX_US - 1)) us"
 echo "commands:    cyclictest -m ${CT_PRIO_ARGS[*]}${CT_PRIO_ARGS[*]:+ }-i $INTERVAL_US -a $CPU -t 1 -l $LOOPS -q -h $HISTMAX_US --histfile=FILE${CYCLICTEST_EXTRA_ARGS:+ $CYCLICTEST_EXTRA_ARGS}"
-echo "             cauda timer --interval ${INTERVAL_US}us --runtime ${DURATION_S}s ${CAUDA_PRIO_ARGS[*]}${CAUDA_PRIO_ARGS[*]:+ }--cpus $CPU -o RUN${CAUDA_TIMER_EXTRA_ARGS:+ $CAUDA_TIMER_EXTRA_ARGS}; cauda analyze --json RUN"
+echo "             cauda timer --interval ${INTERVAL_US}us --runtime ${DURATION_S}s ${CAUDA_PRIO_ARGS[*]}${CAUDA_PRIO_ARGS[*]:+ }--cpus $CPU --cpu-dma-latency 0us -o RUN${CAUDA_TIMER_EXTRA_ARGS:+ $CAUDA_TIMER_EXTRA_ARGS}; cauda analyze --json RUN"
 echo "percentiles: cyclictest: nearest rank (ceil(q*n)-th smallest) on its 1-us histogram, values truncated"
 echo "             to whole us, overflows count towards n; cauda: as reported by 'cauda analyze --json'"
 echo

@@ -41,6 +41,11 @@ pub enum Command {
     ///
     /// Example: cauda analyze cauda-timer-20261122-153012.json --json
     Analyze(AnalyzeArgs),
+    /// Compare two runs: change of each metric with a confidence interval and
+    /// a verdict, and the host settings that differ.
+    ///
+    /// Example: cauda compare before.json after.json --fail-if-worse p99:10%,p99.9:20%
+    Compare(CompareArgs),
 }
 
 fn rate(text: &str) -> Result<Rate, String> {
@@ -127,6 +132,10 @@ pub struct TimerArgs {
     /// Seed for --arrivals poisson.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Hold this PM QoS CPU latency limit (/dev/cpu_dma_latency) during the run, as
+    /// cyclictest does by default with 0us: keeps CPUs out of idle states that exit slower.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub cpu_dma_latency: Option<u64>,
     /// Do not lock memory with mlockall.
     #[arg(long)]
     pub no_mlock: bool,
@@ -157,6 +166,21 @@ pub struct AnalyzeArgs {
     /// Unit of plain numbers in the input files.
     #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
     pub unit: TimeUnit,
+    /// Confidence level of the percentile intervals, between 0 and 1.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Show what a request that waits for N independent calls to this
+    /// distribution sees (its percentiles, and the leaf percentile its p99 needs).
+    #[arg(long, value_name = "N")]
+    pub fanout: Option<u32>,
+    /// Correct imported closed-loop data for coordinated omission, given the
+    /// interval at which requests were meant to be sent (values are synthesised
+    /// and labelled so; never applied to series measured from intended starts).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub expected_interval: Option<u64>,
+    /// Include the per-interval timeline (p50, p99, max, mean, count) in --json.
+    #[arg(long)]
+    pub timeline: bool,
 }
 
 #[cfg(test)]
@@ -187,4 +211,45 @@ mod tests {
         assert_eq!(args.cpus.unwrap().0, vec![0, 1]);
         assert_eq!(args.idle_lengths.unwrap().0, vec![10_000, 1_000_000]);
     }
+}
+
+fn budgets(text: &str) -> Result<BudgetList, String> {
+    crate::analyze::compare::parse_budgets(text).map(BudgetList)
+}
+
+/// A parsed `--fail-if-worse` list (a newtype so clap treats it as one value).
+#[derive(Clone, Debug)]
+pub struct BudgetList(pub Vec<crate::analyze::compare::Budget>);
+
+/// `cauda compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline (a run file or any supported input).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The run to judge against it.
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Print JSON (schema cauda.compare/1).
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print a Markdown table, as before/after results are published.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Exit 1 when a metric got significantly worse by more than its budget,
+    /// e.g. p99:10%,p99.9:20% (metrics: count, mean, max, throughput, pNN).
+    #[arg(long, value_name = "SPEC", value_parser = budgets)]
+    pub fail_if_worse: Option<BudgetList>,
+    /// Confidence level of the change intervals, between 0 and 1.
+    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Bootstrap resamples over intervals.
+    #[arg(long, value_name = "N", default_value_t = 400, value_parser = clap::value_parser!(u32).range(50..=100_000))]
+    pub resamples: u32,
+    /// Seed of the bootstrap.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Unit of plain numbers in the inputs.
+    #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
+    pub unit: TimeUnit,
 }

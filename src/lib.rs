@@ -21,7 +21,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use cli::{AnalyzeArgs, Cli, Command, TimerArgs};
+use cli::{AnalyzeArgs, Cli, Command, CompareArgs, TimerArgs};
 use formats::{Format, Loaded, ReadOptions};
 use probe::session::Destination;
 use record::StopFlag;
@@ -40,6 +40,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Timer(args) => timer(args),
         Command::Analyze(args) => analyze(args),
+        Command::Compare(args) => compare(args),
     }
 }
 
@@ -66,6 +67,10 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
         arrivals: args.arrivals,
         seed: args.seed,
         lock_memory: !args.no_mlock,
+        cpu_dma_latency_us: args
+            .cpu_dma_latency
+            .map(|ns| i32::try_from(ns / 1_000).unwrap_or(i32::MAX)),
+        timer_slack_ns: 1,
         idle_sweep_ns: args.idle_sweep.then(|| {
             args.idle_lengths
                 .map(|l| l.0)
@@ -109,7 +114,7 @@ fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome
             series: run.series.clone(),
             run: Some(run),
         };
-        let analysis = analyze::analyze(&[loaded], &analyze::Percentile::defaults())?;
+        let analysis = analyze::analyze(&[loaded], &analyze::Options::default())?;
         let mut out = std::io::stdout().lock();
         write!(out, "{}", report::table::render(&analysis))?;
     }
@@ -125,13 +130,21 @@ fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome
 }
 
 fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
+    let analysis_options = analyze::Options {
+        percentiles: args.percentiles.0,
+        confidence: args.confidence,
+        fanout: args.fanout,
+        expected_interval_ns: args.expected_interval,
+        timeline: args.timeline,
+    };
+    analyze::validate(&analysis_options)?;
     let options = ReadOptions { unit: args.unit };
     let inputs = args
         .files
         .iter()
         .map(|path| formats::load(path, options))
         .collect::<Result<Vec<_>>>()?;
-    let analysis = analyze::analyze(&inputs, &args.percentiles.0)?;
+    let analysis = analyze::analyze(&inputs, &analysis_options)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer(&mut out, &analysis)?;
@@ -141,4 +154,44 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
     }
     out.flush()?;
     Ok(Outcome::Done)
+}
+
+fn compare(args: CompareArgs) -> Result<Outcome> {
+    let options = ReadOptions { unit: args.unit };
+    let base = formats::load(&args.base, options)?;
+    let new = formats::load(&args.new, options)?;
+    let budgets = args.fail_if_worse.map(|b| b.0).unwrap_or_default();
+    let compare_options = analyze::compare::CompareOptions {
+        confidence: args.confidence,
+        resamples: args.resamples as usize,
+        seed: args.seed,
+        extra: budgets.iter().map(|b| b.metric.clone()).collect(),
+    };
+    let comparison = analyze::compare::compare(&base, &new, &compare_options)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &comparison)?;
+        writeln!(out)?;
+    } else if args.markdown {
+        write!(out, "{}", report::compare::render_markdown(&comparison))?;
+    } else {
+        write!(out, "{}", report::compare::render_text(&comparison))?;
+    }
+    out.flush()?;
+    let broken = analyze::compare::over_budget(&comparison, &budgets);
+    if broken.is_empty() {
+        return Ok(Outcome::Done);
+    }
+    let list: Vec<String> = broken
+        .iter()
+        .map(|(row, budget)| {
+            format!(
+                "{} {} {:+.1} % (budget {budget} %)",
+                row.series,
+                row.metric,
+                row.change_pct.unwrap_or(0.0)
+            )
+        })
+        .collect();
+    Err(anyhow::anyhow!("worse than allowed: {}", list.join("; ")))
 }

@@ -122,3 +122,29 @@ pub fn allowed_cpus() -> Vec<usize> {
             .collect()
     }
 }
+
+/// Sets the calling thread's timer slack (`PR_SET_TIMERSLACK`). Threads
+/// outside real-time classes get 50 µs by default, which the kernel may add
+/// to any sleep; a latency probe wants the wake-up it asked for.
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long argument; the
+    // remaining varargs are ignored.
+    let rc = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Holds a PM QoS CPU latency limit (`/dev/cpu_dma_latency`) while the
+/// returned file stays open: the cpuidle governor will not pick idle states
+/// whose exit latency exceeds `limit_us`. Closing the file releases it.
+pub fn hold_cpu_dma_latency(limit_us: i32) -> io::Result<std::fs::File> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")?;
+    file.write_all(&limit_us.to_ne_bytes())?;
+    Ok(file)
+}

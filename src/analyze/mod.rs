@@ -1,25 +1,65 @@
-//! Analysis: from series to summaries. Works on any series, whichever
-//! probe or importer produced it.
+//! Analysis: from series to summaries, confidence intervals, clusters,
+//! stalls and fan-out. Works on any series, whichever probe or importer
+//! produced it.
 
+pub mod ci;
+pub mod clusters;
+pub mod co;
+pub mod compare;
+pub mod fanout;
 pub mod quantile;
+pub mod special;
+pub mod stalls;
 pub mod summary;
 
 use anyhow::Result;
 use serde::Serialize;
+use serde_json::{Map, Value, json};
 
 use crate::error::input_error;
 use crate::formats::{Format, Loaded};
-use crate::model::{LoadMode, MeasuredFrom, Summary};
+use crate::model::{LoadMode, MeasuredFrom, Series, Summary};
+use crate::record::LatencyHistogram;
+pub use ci::Support;
 pub use quantile::Percentile;
 
 /// The schema of `cauda analyze --json`.
 pub const ANALYSIS_SCHEMA: &str = "cauda.analysis/1";
+
+/// What to compute.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Percentiles to report.
+    pub percentiles: Vec<Percentile>,
+    /// Confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+    /// Leaf calls per request for the fan-out view.
+    pub fanout: Option<u32>,
+    /// Expected interval for coordinated-omission correction, ns.
+    pub expected_interval_ns: Option<u64>,
+    /// Include the per-interval timeline.
+    pub timeline: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            percentiles: Percentile::defaults(),
+            confidence: 0.95,
+            fanout: None,
+            expected_interval_ns: None,
+            timeline: false,
+        }
+    }
+}
 
 /// The whole analysis output.
 #[derive(Debug, Serialize)]
 pub struct Analysis {
     /// `cauda.analysis/1`.
     pub schema: &'static str,
+    /// The confidence level of every interval.
+    pub confidence: f64,
     /// One entry per input file, in the order given.
     pub inputs: Vec<InputAnalysis>,
 }
@@ -58,34 +98,149 @@ pub struct SeriesAnalysis {
     pub intervals: usize,
     /// The summary over all intervals.
     pub summary: Summary,
+    /// Confidence interval of each percentile: `[low, high]` in ns, `null`
+    /// for a side the sample cannot bound.
+    pub percentile_ci: Map<String, Value>,
+    /// How far the sample supports each percentile.
+    pub support: Map<String, Value>,
+    /// Latency clusters.
+    pub clusters: Vec<clusters::Cluster>,
+    /// The typical interval (absent for untimed inputs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typical_interval: Option<stalls::Typical>,
+    /// Intervals where the tail happened.
+    pub stalls: Vec<stalls::Stall>,
+    /// The fan-out view, with `--fanout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<fanout::Fanout>,
+    /// Coordinated-omission correction, with `--expected-interval`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub co_correction: Option<co::CoCorrection>,
+    /// Per-interval p50/p99/max/mean/count, with `--timeline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Vec<stalls::IntervalPoint>>,
+}
+
+/// Checks the options; errors say what is allowed.
+pub fn validate(options: &Options) -> Result<()> {
+    if !(options.confidence > 0.0 && options.confidence < 1.0) {
+        return Err(input_error(format!(
+            "--confidence {}: must lie strictly between 0 and 1 (e.g. 0.95)",
+            options.confidence
+        )));
+    }
+    if options.fanout == Some(0) {
+        return Err(input_error(
+            "--fanout 0: a request calls at least 1 leaf (e.g. --fanout 100)",
+        ));
+    }
+    Ok(())
 }
 
 /// Analyses every loaded input.
-pub fn analyze(inputs: &[Loaded], percentiles: &[Percentile]) -> Result<Analysis> {
+pub fn analyze(inputs: &[Loaded], options: &Options) -> Result<Analysis> {
+    validate(options)?;
     let inputs = inputs
         .iter()
-        .map(|input| analyze_input(input, percentiles))
+        .map(|input| analyze_input(input, options))
         .collect::<Result<_>>()?;
     Ok(Analysis {
         schema: ANALYSIS_SCHEMA,
+        confidence: options.confidence,
         inputs,
     })
 }
 
-fn analyze_input(input: &Loaded, percentiles: &[Percentile]) -> Result<InputAnalysis> {
+/// A series merged, and its per-interval points, in one decoding pass.
+pub fn merge_with_points(
+    series: &Series,
+) -> Result<(LatencyHistogram, Vec<stalls::IntervalPoint>), String> {
+    let mut total = LatencyHistogram::new();
+    let mut points = Vec::with_capacity(series.intervals.len());
+    for (i, interval) in series.intervals.iter().enumerate() {
+        if interval.count == 0 {
+            points.push(stalls::IntervalPoint::of(
+                interval.start_ns,
+                interval.length_ns,
+                &LatencyHistogram::new(),
+            ));
+            continue;
+        }
+        let hist = interval
+            .decode()
+            .map_err(|e| format!("series '{}', interval {i}: {e}", series.tag))?;
+        points.push(stalls::IntervalPoint::of(
+            interval.start_ns,
+            interval.length_ns,
+            &hist,
+        ));
+        total.add(&hist);
+    }
+    Ok((total, points))
+}
+
+fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, String> {
+    let (merged, points) = merge_with_points(series)?;
+    let (hist, co_correction) = match options.expected_interval_ns {
+        None => (merged, None),
+        Some(expected) if series.measured_from == MeasuredFrom::IntendedStart => (
+            merged,
+            Some(co::CoCorrection {
+                expected_interval_ns: expected,
+                applied: false,
+                synthesized: 0,
+                reason: Some(
+                    "already measured from intended start times: correcting would count stalls twice"
+                        .into(),
+                ),
+            }),
+        ),
+        Some(expected) => {
+            let (corrected, synthesized) = co::correct(&merged, expected);
+            (
+                corrected,
+                Some(co::CoCorrection {
+                    expected_interval_ns: expected,
+                    applied: true,
+                    synthesized,
+                    reason: None,
+                }),
+            )
+        }
+    };
+    let cis = ci::percentile_cis(&hist, &options.percentiles, options.confidence);
+    let mut percentile_ci = Map::new();
+    let mut support = Map::new();
+    for (p, c) in options.percentiles.iter().zip(&cis) {
+        percentile_ci.insert(p.key.clone(), json!([c.lower, c.upper]));
+        support.insert(p.key.clone(), json!(c.support));
+    }
+    Ok(SeriesAnalysis {
+        tag: series.tag.clone(),
+        measured_from: series.measured_from,
+        intervals: series.intervals.len(),
+        summary: summary::summarize(&hist, &options.percentiles),
+        percentile_ci,
+        support,
+        clusters: clusters::find_clusters(&hist),
+        typical_interval: stalls::typical(&points)
+            .filter(|_| points.iter().any(|p| p.length_s > 0.0)),
+        stalls: stalls::find_stalls(&points),
+        fanout: options
+            .fanout
+            .map(|n| fanout::fanout(&hist, n, &options.percentiles, options.confidence)),
+        co_correction,
+        timeline: options.timeline.then_some(points),
+    })
+}
+
+fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
     let series = input
         .series
         .iter()
         .map(|series| {
-            let merged = series
-                .merged()
-                .map_err(|e| input_error(format!("{}: {e}", input.source)))?;
-            Ok(SeriesAnalysis {
-                tag: series.tag.clone(),
-                measured_from: series.measured_from,
-                intervals: series.intervals.len(),
-                summary: summary::summarize(&merged, percentiles),
-            })
+            analyze_series(series, options)
+                .map_err(|e| input_error(format!("{}: {e}", input.source)))
         })
         .collect::<Result<_>>()?;
     Ok(InputAnalysis {

@@ -98,8 +98,22 @@ pub fn value_at_rank(hist: &LatencyHistogram, rank: u64) -> u64 {
     values_at_ranks(hist, &[rank])[0]
 }
 
+/// Which end of a histogram bucket stands for the values in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// The bottom: never above the true value (lower confidence bounds).
+    Low,
+    /// The top: never below the true value (HdrHistogram's convention).
+    High,
+}
+
 /// The values of several ranks in one pass; the ranks may come in any order.
 pub fn values_at_ranks(hist: &LatencyHistogram, ranks: &[u64]) -> Vec<u64> {
+    values_at_ranks_edge(hist, ranks, Edge::High)
+}
+
+/// [`values_at_ranks`] with the bucket edge chosen.
+pub fn values_at_ranks_edge(hist: &LatencyHistogram, ranks: &[u64], edge: Edge) -> Vec<u64> {
     let stats = hist.stats();
     let n = stats.count;
     let mut out = vec![0; ranks.len()];
@@ -123,8 +137,12 @@ pub fn values_at_ranks(hist: &LatencyHistogram, ranks: &[u64]) -> Vec<u64> {
             out[order[next]] = if rank >= n {
                 stats.max
             } else {
-                hdr.highest_equivalent(bucket.value_iterated_to())
-                    .clamp(stats.min, stats.max)
+                let value = bucket.value_iterated_to();
+                match edge {
+                    Edge::High => hdr.highest_equivalent(value),
+                    Edge::Low => hdr.lowest_equivalent(value),
+                }
+                .clamp(stats.min, stats.max)
             };
             next += 1;
         }

@@ -45,6 +45,10 @@ pub struct TimerConfig {
     pub seed: u64,
     /// Whether to `mlockall`.
     pub lock_memory: bool,
+    /// PM QoS CPU latency limit held during the run (`/dev/cpu_dma_latency`), in µs.
+    pub cpu_dma_latency_us: Option<i32>,
+    /// Timer slack of the measuring threads, in ns (1: none beyond the minimum).
+    pub timer_slack_ns: u64,
     /// Idle lengths for `--idle-sweep`, in ns; `None` for a periodic run.
     pub idle_sweep_ns: Option<Vec<u64>>,
     /// The histogram interval length in ns.
@@ -222,7 +226,18 @@ pub fn run(config: &TimerConfig, destination: &Destination, stop: &StopFlag) -> 
         interval_ns: config.interval_length_ns,
         warnings,
     };
+    // Held until this function returns, i.e. for the whole run.
+    let _pm_qos = match config.cpu_dma_latency_us {
+        None => None,
+        Some(limit) => Some(sys::hold_cpu_dma_latency(limit).map_err(|e| {
+            input_error(format!(
+                "--cpu-dma-latency: cannot hold /dev/cpu_dma_latency ({e}); this needs root —                  or drop the flag"
+            ))
+        })?),
+    };
     let prepare = |thread: usize| -> Result<()> {
+        sys::set_timer_slack_ns(config.timer_slack_ns)
+            .map_err(|e| anyhow::anyhow!("cannot set the timer slack ({e})"))?;
         if !config.cpus.is_empty() {
             let cpu = config.cpus[thread % config.cpus.len()];
             sys::pin_current_thread(cpu).map_err(|e| {

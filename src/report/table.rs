@@ -1,9 +1,10 @@
-//! The terminal table of `cauda analyze`: one column per series, one row
-//! per statistic, each value in a unit chosen for it.
+//! The terminal report of `cauda analyze`: one block per series with each
+//! percentile, its confidence interval and how far the sample supports it,
+//! then the clusters, stalls and fan-out in plain words.
 
 use std::fmt::Write;
 
-use crate::analyze::{Analysis, InputAnalysis};
+use crate::analyze::{Analysis, InputAnalysis, SeriesAnalysis, Support};
 use crate::model::{LoadMode, MeasuredFrom};
 use crate::units::format_ns;
 
@@ -14,7 +15,7 @@ pub fn render(analysis: &Analysis) -> String {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&render_input(input));
+        out.push_str(&render_input(input, analysis.confidence));
     }
     out
 }
@@ -30,6 +31,18 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// Formats a share as a percentage with sensible precision.
+pub fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p >= 10.0 {
+        format!("{p:.0} %")
+    } else if p >= 1.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.2} %")
+    }
 }
 
 fn describe(input: &InputAnalysis) -> String {
@@ -55,86 +68,223 @@ fn describe(input: &InputAnalysis) -> String {
     }
 }
 
-fn render_input(input: &InputAnalysis) -> String {
-    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
-    let column = |f: &dyn Fn(&crate::analyze::SeriesAnalysis) -> String| {
-        input.series.iter().map(f).collect::<Vec<_>>()
-    };
-    rows.push(("count".into(), column(&|s| thousands(s.summary.count))));
-    rows.push(("min".into(), column(&|s| format_ns(s.summary.min as f64))));
-    if let Some(first) = input.series.first() {
-        for (k, (key, _)) in first.summary.percentiles.0.iter().enumerate() {
-            let label = format!("p{key}");
-            rows.push((
-                label,
-                column(&|s| {
-                    s.summary
-                        .percentiles
-                        .0
-                        .get(k)
-                        .map_or_else(String::new, |(_, v)| format_ns(*v as f64))
-                }),
-            ));
-        }
-    }
-    rows.push(("max".into(), column(&|s| format_ns(s.summary.max as f64))));
-    rows.push(("mean".into(), column(&|s| format_ns(s.summary.mean))));
-    rows.push(("stddev".into(), column(&|s| format_ns(s.summary.stddev))));
-    rows.push((
-        "median".into(),
-        column(&|s| format_ns(s.summary.median as f64)),
-    ));
-    rows.push(("MAD".into(), column(&|s| format_ns(s.summary.mad as f64))));
-    if input.series.iter().any(|s| s.summary.clamped.is_some()) {
-        rows.push((
-            "clamped >1h".into(),
-            column(&|s| thousands(s.summary.clamped.unwrap_or(0))),
-        ));
-    }
-
-    let headers: Vec<&str> = input.series.iter().map(|s| s.tag.as_str()).collect();
-    let label_width = rows
-        .iter()
-        .map(|(l, _)| l.chars().count())
-        .max()
-        .unwrap_or(0);
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|c| {
-            rows.iter()
-                .map(|(_, cells)| cells[c].chars().count())
-                .chain([headers[c].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-
+fn render_input(input: &InputAnalysis, confidence: f64) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", describe(input));
-    let mut line = " ".repeat(label_width);
-    for (h, w) in headers.iter().zip(&widths) {
-        let _ = write!(line, "  {h:>w$}");
-    }
-    let _ = writeln!(out, "{}", line.trim_end());
-    for (label, cells) in &rows {
-        let mut line = format!("{label:<label_width$}");
-        for (cell, w) in cells.iter().zip(&widths) {
-            let _ = write!(line, "  {cell:>w$}");
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
+    for series in &input.series {
+        out.push('\n');
+        render_series(&mut out, series, confidence);
     }
     let closed = input.load == Some(LoadMode::ClosedLoop);
-    let service_only = input
+    let service = input
         .series
         .iter()
         .any(|s| s.measured_from == MeasuredFrom::ActualStart);
-    if closed || service_only {
+    if closed || service {
         let _ = writeln!(
             out,
-            "note: closed-loop / service-time series: a stall delays the next operation, so it \
+            "\nnote: closed loop / service time: a stall delays the next operation, so it \
              counts once instead of as the backlog it caused."
         );
     }
     out
+}
+
+fn measured_from(m: MeasuredFrom) -> &'static str {
+    match m {
+        MeasuredFrom::IntendedStart => "measured from intended start",
+        MeasuredFrom::ActualStart => "service time (from actual start)",
+        MeasuredFrom::Unknown => "timing origin unknown",
+    }
+}
+
+/// Samples needed before the q-quantile can be bounded from above.
+fn samples_needed(q: f64, confidence: f64) -> u64 {
+    let alpha = 1.0 - confidence;
+    ((alpha / 2.0).ln() / q.ln()).ceil() as u64
+}
+
+fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
+    let sum = &s.summary;
+    let _ = writeln!(
+        out,
+        "{} — {} samples, {}",
+        s.tag,
+        thousands(sum.count),
+        measured_from(s.measured_from)
+    );
+    let level = format!("{:.0}% CI", confidence * 100.0);
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    rows.push(("min".into(), format_ns(sum.min as f64), String::new()));
+    for (key, value) in &sum.percentiles.0 {
+        let support = s
+            .support
+            .get(key)
+            .and_then(|v| serde_json::from_value::<SupportWord>(v.clone()).ok())
+            .map(|w| w.0)
+            .unwrap_or(Support::Ok);
+        let ci = s.percentile_ci.get(key).and_then(|v| v.as_array().cloned());
+        let bound = |i: usize| ci.as_ref().and_then(|a| a.get(i)).and_then(|v| v.as_u64());
+        let label = format!("p{key}");
+        if support == Support::Insufficient {
+            let q = key.parse::<f64>().unwrap_or(100.0) / 100.0;
+            let needed = if q < 1.0 {
+                thousands(samples_needed(q, confidence))
+            } else {
+                "∞".into()
+            };
+            rows.push((
+                label,
+                "—".into(),
+                format!(
+                    "insufficient: {} samples cannot bound it (needs ≳{needed}); largest seen {}",
+                    thousands(sum.count),
+                    format_ns(sum.max as f64)
+                ),
+            ));
+            continue;
+        }
+        let interval = match (bound(0), bound(1)) {
+            (Some(lo), Some(hi)) => {
+                format!("{level} {}–{}", format_ns(lo as f64), format_ns(hi as f64))
+            }
+            (None, Some(hi)) => format!("{level} ≤{}", format_ns(hi as f64)),
+            _ => String::new(),
+        };
+        let note = if support == Support::Rough {
+            format!("   {}", support.note())
+        } else {
+            String::new()
+        };
+        let shown = if support == Support::Rough {
+            format!("≈{}", format_ns(*value as f64))
+        } else {
+            format_ns(*value as f64)
+        };
+        rows.push((label, shown, format!("{interval}{note}")));
+    }
+    rows.push(("max".into(), format_ns(sum.max as f64), String::new()));
+    rows.push((
+        "mean".into(),
+        format_ns(sum.mean),
+        format!("stddev {}", format_ns(sum.stddev)),
+    ));
+    rows.push((
+        "median".into(),
+        format_ns(sum.median as f64),
+        format!("MAD {}", format_ns(sum.mad as f64)),
+    ));
+    if let Some(clamped) = sum.clamped {
+        rows.push((
+            "clamped".into(),
+            thousands(clamped),
+            "values above 1 h, counted at 1 h".into(),
+        ));
+    }
+    let width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    for (label, value, note) in rows {
+        let line = format!("  {label:<8}{value:>width$}   {note}");
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+
+    if s.clusters.len() > 1 {
+        let parts: Vec<String> = s
+            .clusters
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}–{} holds {}",
+                    format_ns(c.low as f64),
+                    format_ns(c.high as f64),
+                    percent(c.share)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  clusters: {}", parts.join("; "));
+    }
+    if let Some(co) = &s.co_correction {
+        if co.applied {
+            let _ = writeln!(
+                out,
+                "  corrected for coordinated omission at {} expected interval: {} synthesised values included",
+                format_ns(co.expected_interval_ns as f64),
+                thousands(co.synthesized)
+            );
+        } else if let Some(reason) = &co.reason {
+            let _ = writeln!(out, "  not corrected for coordinated omission: {reason}");
+        }
+    }
+    if !s.stalls.is_empty() {
+        let typical = s.typical_interval;
+        let _ = writeln!(out, "  stalls ({}):", s.stalls.len());
+        for stall in s.stalls.iter().take(10) {
+            let mut line = format!(
+                "    t={:.0}–{:.0} s: p99 {}, max {}, {} completions",
+                stall.start_s,
+                stall.end_s,
+                format_ns(stall.p99 as f64),
+                format_ns(stall.max as f64),
+                thousands(stall.count)
+            );
+            if let Some(t) = typical {
+                let _ = write!(
+                    line,
+                    " (typical p99 {}, max {}); the interval mean was {} (typical {})",
+                    format_ns(t.p99 as f64),
+                    format_ns(t.max as f64),
+                    format_ns(stall.mean),
+                    format_ns(t.mean)
+                );
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        if s.stalls.len() > 10 {
+            let _ = writeln!(out, "    … {} more in --json", s.stalls.len() - 10);
+        }
+    }
+    if let Some(f) = &s.fanout {
+        let parts: Vec<String> = f
+            .root_percentiles
+            .0
+            .iter()
+            .map(|(k, v)| format!("p{k} {}", format_ns(*v as f64)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  fan-out {}: root {}; {} of requests meet a leaf p99; the root's p99 needs the leaf's p{:.4}",
+            f.n,
+            parts.join(", "),
+            percent(f.p_hit_leaf_p99),
+            f.leaf_percentile_for_root_p99
+        );
+        let weak: Vec<&str> = f
+            .root_support
+            .iter()
+            .filter(|(_, s)| *s == Support::Insufficient)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if !weak.is_empty() {
+            let _ = writeln!(
+                out,
+                "    root p{} rest on too few leaf samples to trust",
+                weak.join(", p")
+            );
+        }
+    }
+}
+
+/// Deserialises a support word from the analysis JSON map.
+struct SupportWord(Support);
+
+impl<'de> serde::Deserialize<'de> for SupportWord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(d)?;
+        Ok(SupportWord(match word.as_str() {
+            "insufficient" => Support::Insufficient,
+            "rough" => Support::Rough,
+            _ => Support::Ok,
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -148,5 +298,11 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(121_334), "121,334");
         assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn samples_needed_for_the_far_tail() {
+        // p99.99 at 95 %: ln(0.025)/ln(0.9999) ≈ 36,887.
+        assert_eq!(samples_needed(0.9999, 0.95), 36_887);
     }
 }

@@ -1,0 +1,760 @@
+//! `cauda compare`: is "new" really better than "base"?
+//!
+//! Series are paired by tag. For each metric the change is new/base − 1,
+//! with a confidence interval from a bootstrap over *intervals* (tails
+//! cluster in time, so resampling single values would understate the
+//! uncertainty), seeded for repeatability. With a single interval on either
+//! side there is nothing to resample, and the interval comes from the two
+//! percentiles' distribution-free CIs instead. The verdict is `same` when
+//! the interval spans zero or the change is within the histogram's 0.1 %
+//! precision; otherwise `better` or `worse` (lower latency is better;
+//! higher count and throughput are better).
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::ci::percentile_cis;
+use super::quantile::Percentile;
+use super::special::normal_quantile;
+use super::summary::summarize;
+use crate::error::input_error;
+use crate::formats::Loaded;
+use crate::model::Series;
+use crate::record::LatencyHistogram;
+use crate::record::schedule::SplitMix64;
+
+/// The schema of `cauda compare --json`.
+pub const COMPARE_SCHEMA: &str = "cauda.compare/1";
+
+/// Relative precision below which a change is not a change.
+const PRECISION: f64 = 0.001;
+
+/// Better, worse or the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Significantly better.
+    Better,
+    /// Significantly worse.
+    Worse,
+    /// Not distinguishable.
+    Same,
+}
+
+/// A metric compared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Number of values.
+    Count,
+    /// Exact mean.
+    Mean,
+    /// A percentile.
+    Percentile(Percentile),
+    /// Exact maximum.
+    Max,
+    /// Values per second (when the runs' durations are known).
+    Throughput,
+}
+
+impl Metric {
+    /// The metric's name in tables, JSON and `--fail-if-worse`.
+    pub fn name(&self) -> String {
+        match self {
+            Metric::Count => "count".into(),
+            Metric::Mean => "mean".into(),
+            Metric::Percentile(p) => format!("p{}", p.key),
+            Metric::Max => "max".into(),
+            Metric::Throughput => "throughput".into(),
+        }
+    }
+
+    /// True when a larger value is better.
+    pub fn higher_is_better(&self) -> bool {
+        matches!(self, Metric::Count | Metric::Throughput)
+    }
+
+    /// True for metrics in nanoseconds.
+    pub fn is_latency(&self) -> bool {
+        !self.higher_is_better()
+    }
+
+    /// Parses `count`, `mean`, `max`, `throughput` or `pNN`.
+    pub fn parse(text: &str) -> Result<Metric, String> {
+        match text {
+            "count" => Ok(Metric::Count),
+            "mean" => Ok(Metric::Mean),
+            "max" => Ok(Metric::Max),
+            "throughput" => Ok(Metric::Throughput),
+            _ => text
+                .strip_prefix('p')
+                .and_then(|p| Percentile::parse(p).ok())
+                .map(Metric::Percentile)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown metric '{text}'; allowed: count, mean, max, throughput, or a \
+                         percentile such as p50, p99, p99.9"
+                    )
+                }),
+        }
+    }
+}
+
+/// A `--fail-if-worse` budget: fail when `metric` got worse by more than `budget_pct`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budget {
+    /// The metric.
+    pub metric: Metric,
+    /// The allowed worsening, in percent.
+    pub budget_pct: f64,
+}
+
+/// Parses `p99:10%,p99.9:20%,mean:5%`.
+pub fn parse_budgets(text: &str) -> Result<Vec<Budget>, String> {
+    text.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|item| {
+            let (metric, budget) = item
+                .trim()
+                .split_once(':')
+                .ok_or_else(|| format!("'{item}': expected METRIC:PERCENT, e.g. p99:10%"))?;
+            let budget_pct = budget
+                .trim()
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .ok()
+                .filter(|b| b.is_finite() && *b >= 0.0)
+                .ok_or_else(|| {
+                    format!("'{item}': the budget must be a non-negative percentage such as 10%")
+                })?;
+            Ok(Budget {
+                metric: Metric::parse(metric.trim())?,
+                budget_pct,
+            })
+        })
+        .collect()
+}
+
+/// Options of a comparison.
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// Confidence level of the change intervals.
+    pub confidence: f64,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    /// Seed of the bootstrap.
+    pub seed: u64,
+    /// Extra metrics to include (from `--fail-if-worse`).
+    pub extra: Vec<Metric>,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            confidence: 0.95,
+            resamples: 400,
+            seed: 1,
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// One row of the comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The series' tag (`base-tag→new-tag` when single series of different tags were paired).
+    pub series: String,
+    /// The metric's name.
+    pub metric: String,
+    /// Value in base (ns, count, or per second).
+    pub base: f64,
+    /// Value in new.
+    pub new: f64,
+    /// new/base − 1, in percent (`null` when base is 0).
+    pub change_pct: Option<f64>,
+    /// Confidence interval of the change, in percent.
+    pub ci_pct: Option<[f64; 2]>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// How the interval was obtained: `bootstrap` or `quantile-ci`.
+    pub method: &'static str,
+}
+
+/// A host setting that differs between the runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostChange {
+    /// The setting.
+    pub key: String,
+    /// Its value in base.
+    pub base: serde_json::Value,
+    /// Its value in new.
+    pub new: serde_json::Value,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// `cauda.compare/1`.
+    pub schema: &'static str,
+    /// The base input.
+    pub base: String,
+    /// The new input.
+    pub new: String,
+    /// Confidence level of the intervals.
+    pub confidence: f64,
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// Host settings that differ.
+    pub host_changes: Vec<HostChange>,
+    /// Tags present on one side only.
+    pub unpaired: Vec<String>,
+}
+
+/// One interval as sparse bucket counts over a shared value dictionary.
+struct SparseInterval {
+    entries: Vec<(u32, u64)>,
+    count: u64,
+    sum: u128,
+    max: u64,
+    length_ns: u64,
+}
+
+struct Prepared {
+    intervals: Vec<SparseInterval>,
+    merged: LatencyHistogram,
+}
+
+fn decode_all(series: &Series) -> Result<Vec<(LatencyHistogram, u64)>, String> {
+    series
+        .intervals
+        .iter()
+        .enumerate()
+        .map(|(i, iv)| {
+            let hist = if iv.count == 0 {
+                LatencyHistogram::new()
+            } else {
+                iv.decode()
+                    .map_err(|e| format!("series '{}', interval {i}: {e}", series.tag))?
+            };
+            Ok((hist, iv.length_ns))
+        })
+        .collect()
+}
+
+fn prepare(decoded: &[(LatencyHistogram, u64)], dictionary: &[u64]) -> Prepared {
+    let mut merged = LatencyHistogram::new();
+    let intervals = decoded
+        .iter()
+        .map(|(hist, length_ns)| {
+            merged.add(hist);
+            let hdr = hist.hdr();
+            let entries = hdr
+                .iter_recorded()
+                .map(|b| {
+                    let v = hdr.highest_equivalent(b.value_iterated_to());
+                    let idx = dictionary
+                        .binary_search(&v)
+                        .unwrap_or_else(|i| i.min(dictionary.len() - 1));
+                    (idx as u32, b.count_at_value())
+                })
+                .collect();
+            let stats = hist.stats();
+            SparseInterval {
+                entries,
+                count: stats.count,
+                sum: stats.sum,
+                max: stats.max,
+                length_ns: *length_ns,
+            }
+        })
+        .collect();
+    Prepared { intervals, merged }
+}
+
+/// Metric values of a resample: dense counts over the dictionary.
+fn resample_metrics(
+    prepared: &Prepared,
+    dictionary: &[u64],
+    metrics: &[Metric],
+    rng: &mut SplitMix64,
+    dense: &mut [u64],
+) -> Vec<f64> {
+    dense.iter_mut().for_each(|c| *c = 0);
+    let m = prepared.intervals.len();
+    let (mut count, mut sum, mut max, mut length) = (0u64, 0u128, 0u64, 0u64);
+    for _ in 0..m {
+        let iv = &prepared.intervals[(rng.next_u64() % m as u64) as usize];
+        for &(idx, c) in &iv.entries {
+            dense[idx as usize] += c;
+        }
+        count += iv.count;
+        sum += iv.sum;
+        max = max.max(iv.max);
+        length += iv.length_ns;
+    }
+    let mut ranks: Vec<(usize, u64)> = metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(i, metric)| match metric {
+            Metric::Percentile(p) => Some((i, p.rank(count))),
+            _ => None,
+        })
+        .collect();
+    ranks.sort_by_key(|r| r.1);
+    let mut out: Vec<f64> = metrics
+        .iter()
+        .map(|metric| match metric {
+            Metric::Count => count as f64,
+            Metric::Mean => {
+                if count > 0 {
+                    sum as f64 / count as f64
+                } else {
+                    0.0
+                }
+            }
+            Metric::Max => max as f64,
+            Metric::Throughput => {
+                if length > 0 {
+                    count as f64 / (length as f64 / 1e9)
+                } else {
+                    0.0
+                }
+            }
+            Metric::Percentile(_) => 0.0,
+        })
+        .collect();
+    let mut cumulative = 0u64;
+    let mut next = 0;
+    for (idx, &c) in dense.iter().enumerate() {
+        if next == ranks.len() {
+            break;
+        }
+        cumulative += c;
+        while next < ranks.len() && ranks[next].1 <= cumulative {
+            out[ranks[next].0] = (dictionary[idx] as f64).min(max as f64);
+            next += 1;
+        }
+    }
+    out
+}
+
+fn point_metrics(prepared: &Prepared, metrics: &[Metric]) -> Vec<f64> {
+    let hist = &prepared.merged;
+    let stats = hist.stats();
+    let percentiles: Vec<Percentile> = metrics
+        .iter()
+        .filter_map(|m| match m {
+            Metric::Percentile(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect();
+    let summary = summarize(hist, &percentiles);
+    let length: u64 = prepared.intervals.iter().map(|i| i.length_ns).sum();
+    let mut pct = summary.percentiles.0.iter();
+    metrics
+        .iter()
+        .map(|m| match m {
+            Metric::Count => stats.count as f64,
+            Metric::Mean => stats.mean(),
+            Metric::Max => stats.max as f64,
+            Metric::Throughput => {
+                if length > 0 {
+                    stats.count as f64 / (length as f64 / 1e9)
+                } else {
+                    0.0
+                }
+            }
+            Metric::Percentile(_) => pct.next().map_or(0.0, |(_, v)| *v as f64),
+        })
+        .collect()
+}
+
+fn change(base: f64, new: f64) -> Option<f64> {
+    (base > 0.0).then(|| new / base - 1.0)
+}
+
+fn percentile_of(sorted: &[f64], q: f64) -> f64 {
+    let idx = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn verdict(metric: &Metric, change: Option<f64>, ci: Option<[f64; 2]>) -> Verdict {
+    let (Some(change), Some([lo, hi])) = (change, ci) else {
+        return Verdict::Same;
+    };
+    if change.abs() <= PRECISION || (lo <= 0.0 && hi >= 0.0) {
+        return Verdict::Same;
+    }
+    let up = change > 0.0;
+    if up == metric.higher_is_better() {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    }
+}
+
+/// The metrics every comparison reports.
+pub fn default_metrics() -> Vec<Metric> {
+    let mut m = vec![Metric::Count, Metric::Mean];
+    m.extend(Percentile::defaults().into_iter().map(Metric::Percentile));
+    m.push(Metric::Max);
+    m.push(Metric::Throughput);
+    m
+}
+
+fn compare_pair(
+    label: &str,
+    base: &Series,
+    new: &Series,
+    metrics: &[Metric],
+    options: &CompareOptions,
+) -> Result<Vec<Row>, String> {
+    let base_decoded = decode_all(base)?;
+    let new_decoded = decode_all(new)?;
+    let mut dictionary: Vec<u64> = base_decoded
+        .iter()
+        .chain(&new_decoded)
+        .flat_map(|(h, _)| {
+            let hdr = h.hdr();
+            hdr.iter_recorded()
+                .map(|b| hdr.highest_equivalent(b.value_iterated_to()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    dictionary.sort_unstable();
+    dictionary.dedup();
+    if dictionary.is_empty() {
+        dictionary.push(0);
+    }
+    let pb = prepare(&base_decoded, &dictionary);
+    let pn = prepare(&new_decoded, &dictionary);
+    let timed = |p: &Prepared| p.intervals.iter().all(|i| i.length_ns > 0);
+    let metrics: Vec<Metric> = metrics
+        .iter()
+        .filter(|m| **m != Metric::Throughput || (timed(&pb) && timed(&pn)))
+        .cloned()
+        .collect();
+    let base_point = point_metrics(&pb, &metrics);
+    let new_point = point_metrics(&pn, &metrics);
+
+    let busy = |p: &Prepared| p.intervals.iter().filter(|i| i.count > 0).count();
+    let bootstrap = busy(&pb) >= 2 && busy(&pn) >= 2;
+    let alpha = 1.0 - options.confidence;
+    let cis: Vec<Option<[f64; 2]>> = if bootstrap {
+        let mut rng = SplitMix64::new(options.seed);
+        let mut dense = vec![0u64; dictionary.len()];
+        let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(options.resamples); metrics.len()];
+        for _ in 0..options.resamples {
+            let b = resample_metrics(&pb, &dictionary, &metrics, &mut rng, &mut dense);
+            let n = resample_metrics(&pn, &dictionary, &metrics, &mut rng, &mut dense);
+            for (k, (bv, nv)) in b.iter().zip(&n).enumerate() {
+                if let Some(c) = change(*bv, *nv) {
+                    samples[k].push(c);
+                }
+            }
+        }
+        samples
+            .into_iter()
+            .map(|mut s| {
+                if s.len() < options.resamples / 2 {
+                    return None;
+                }
+                s.sort_by(f64::total_cmp);
+                Some([
+                    percentile_of(&s, alpha / 2.0),
+                    percentile_of(&s, 1.0 - alpha / 2.0),
+                ])
+            })
+            .collect()
+    } else {
+        quantile_ci_changes(&pb.merged, &pn.merged, &metrics, options.confidence)
+    };
+
+    Ok(metrics
+        .iter()
+        .enumerate()
+        .map(|(k, metric)| {
+            let c = change(base_point[k], new_point[k]);
+            Row {
+                series: label.to_string(),
+                metric: metric.name(),
+                base: base_point[k],
+                new: new_point[k],
+                change_pct: c.map(|c| round3(c * 100.0)),
+                ci_pct: cis[k].map(|[lo, hi]| [round3(lo * 100.0), round3(hi * 100.0)]),
+                verdict: verdict(metric, c, cis[k]),
+                method: if bootstrap {
+                    "bootstrap"
+                } else {
+                    "quantile-ci"
+                },
+            }
+        })
+        .collect())
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// With one interval on a side: the change interval from the percentiles'
+/// own CIs (and the mean's normal CI); none for count, max and throughput.
+fn quantile_ci_changes(
+    base: &LatencyHistogram,
+    new: &LatencyHistogram,
+    metrics: &[Metric],
+    confidence: f64,
+) -> Vec<Option<[f64; 2]>> {
+    let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
+    metrics
+        .iter()
+        .map(|m| match m {
+            Metric::Percentile(p) => {
+                let b = percentile_cis(base, std::slice::from_ref(p), confidence)[0];
+                let n = percentile_cis(new, std::slice::from_ref(p), confidence)[0];
+                match (b.lower, b.upper, n.lower, n.upper) {
+                    (Some(bl), Some(bh), Some(nl), Some(nh)) if bl > 0 && bh > 0 => {
+                        Some([nl as f64 / bh as f64 - 1.0, nh as f64 / bl as f64 - 1.0])
+                    }
+                    _ => None,
+                }
+            }
+            Metric::Mean => {
+                let interval = |h: &LatencyHistogram| {
+                    let s = summarize(h, &[]);
+                    let se = s.stddev / (s.count.max(1) as f64).sqrt();
+                    (s.mean - z * se, s.mean + z * se)
+                };
+                let (bl, bh) = interval(base);
+                let (nl, nh) = interval(new);
+                (bl > 0.0 && bh > 0.0).then(|| [nl / bh - 1.0, nh / bl - 1.0])
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn host_changes(base: &Loaded, new: &Loaded) -> Vec<HostChange> {
+    let (Some(b), Some(n)) = (&base.run, &new.run) else {
+        return Vec::new();
+    };
+    let to_map = |h| match serde_json::to_value(h) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let (bm, nm) = (to_map(&b.host), to_map(&n.host));
+    let mut keys: Vec<&String> = bm.keys().chain(nm.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let bv = bm.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            let nv = nm.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            (bv != nv).then(|| HostChange {
+                key: k.clone(),
+                base: bv,
+                new: nv,
+            })
+        })
+        .collect()
+}
+
+/// Compares two inputs, pairing series by tag (or the only series of each).
+pub fn compare(base: &Loaded, new: &Loaded, options: &CompareOptions) -> Result<Comparison> {
+    if !(options.confidence > 0.0 && options.confidence < 1.0) {
+        return Err(input_error(format!(
+            "--confidence {}: must lie strictly between 0 and 1 (e.g. 0.95)",
+            options.confidence
+        )));
+    }
+    let mut metrics = default_metrics();
+    for extra in &options.extra {
+        if !metrics.contains(extra) {
+            let at = metrics.len() - 2;
+            metrics.insert(at, extra.clone());
+        }
+    }
+    let mut pairs: Vec<(String, &Series, &Series)> = base
+        .series
+        .iter()
+        .filter_map(|b| {
+            new.series
+                .iter()
+                .find(|n| n.tag == b.tag)
+                .map(|n| (b.tag.clone(), b, n))
+        })
+        .collect();
+    if pairs.is_empty() && base.series.len() == 1 && new.series.len() == 1 {
+        let (b, n) = (&base.series[0], &new.series[0]);
+        pairs.push((format!("{}→{}", b.tag, n.tag), b, n));
+    }
+    if pairs.is_empty() {
+        let tags = |l: &Loaded| {
+            l.series
+                .iter()
+                .map(|s| s.tag.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(input_error(format!(
+            "no common series to compare: {} has [{}], {} has [{}]",
+            base.source,
+            tags(base),
+            new.source,
+            tags(new)
+        )));
+    }
+    let mut rows = Vec::new();
+    for (label, b, n) in &pairs {
+        rows.extend(
+            compare_pair(label, b, n, &metrics, options)
+                .map_err(|e| input_error(format!("{}/{}: {e}", base.source, new.source)))?,
+        );
+    }
+    let paired: Vec<&str> = pairs
+        .iter()
+        .flat_map(|(_, b, n)| [b.tag.as_str(), n.tag.as_str()])
+        .collect();
+    let unpaired = base
+        .series
+        .iter()
+        .chain(&new.series)
+        .map(|s| s.tag.clone())
+        .filter(|t| !paired.contains(&t.as_str()))
+        .collect();
+    Ok(Comparison {
+        schema: COMPARE_SCHEMA,
+        base: base.source.clone(),
+        new: new.source.clone(),
+        confidence: options.confidence,
+        rows,
+        host_changes: host_changes(base, new),
+        unpaired,
+    })
+}
+
+/// The rows that break a budget: worse, significantly, by more than allowed.
+pub fn over_budget<'a>(comparison: &'a Comparison, budgets: &[Budget]) -> Vec<(&'a Row, f64)> {
+    comparison
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let budget = budgets.iter().find(|b| b.metric.name() == row.metric)?;
+            let change = row.change_pct?;
+            let worse_by = if Metric::parse(&row.metric).is_ok_and(|m| m.higher_is_better()) {
+                -change
+            } else {
+                change
+            };
+            (row.verdict == Verdict::Worse && worse_by > budget.budget_pct)
+                .then_some((row, budget.budget_pct))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Format;
+    use crate::model::{IntervalRecord, MeasuredFrom};
+
+    fn series(tag: &str, intervals: usize, seed: u64, scale: f64) -> Series {
+        let mut rng = SplitMix64::new(seed);
+        let mut s = Series::new(tag.into(), MeasuredFrom::IntendedStart);
+        for i in 0..intervals {
+            let mut h = LatencyHistogram::new();
+            for _ in 0..2_000 {
+                h.record((scale * 50_000.0 * (1.0 + -rng.next_unit().ln())) as u64);
+            }
+            s.intervals.push(IntervalRecord::from_histogram(
+                i as u64 * 1_000_000_000,
+                1_000_000_000,
+                &h,
+            ));
+        }
+        s
+    }
+
+    fn loaded(name: &str, series: Vec<Series>) -> Loaded {
+        Loaded {
+            source: name.into(),
+            format: Format::CaudaRun,
+            series,
+            run: None,
+        }
+    }
+
+    #[test]
+    fn a_run_compared_with_itself_is_the_same_everywhere() {
+        let a = loaded("a", vec![series("rtt", 20, 1, 1.0)]);
+        let c = compare(&a, &a, &CompareOptions::default()).unwrap();
+        assert!(
+            c.rows.iter().all(|r| r.verdict == Verdict::Same),
+            "{:#?}",
+            c.rows
+        );
+        assert!(c.rows.iter().all(|r| r.change_pct == Some(0.0)));
+        assert!(c.rows.iter().any(|r| r.metric == "throughput"));
+    }
+
+    #[test]
+    fn a_slower_run_is_worse_and_a_faster_one_better() {
+        let base = loaded("base", vec![series("rtt", 20, 1, 1.0)]);
+        let slow = loaded("slow", vec![series("rtt", 20, 2, 1.3)]);
+        let c = compare(&base, &slow, &CompareOptions::default()).unwrap();
+        let p99 = c.rows.iter().find(|r| r.metric == "p99").unwrap();
+        assert_eq!(p99.verdict, Verdict::Worse, "{p99:?}");
+        assert!((p99.change_pct.unwrap() - 30.0).abs() < 8.0, "{p99:?}");
+        let [lo, hi] = p99.ci_pct.unwrap();
+        assert!(lo > 0.0 && hi > lo);
+        let back = compare(&slow, &base, &CompareOptions::default()).unwrap();
+        assert_eq!(
+            back.rows
+                .iter()
+                .find(|r| r.metric == "p50")
+                .unwrap()
+                .verdict,
+            Verdict::Better
+        );
+        let budgets = parse_budgets("p99:10%").unwrap();
+        assert_eq!(over_budget(&c, &budgets).len(), 1);
+        let generous = parse_budgets("p99:80%").unwrap();
+        assert!(over_budget(&c, &generous).is_empty());
+    }
+
+    #[test]
+    fn single_interval_inputs_use_quantile_cis() {
+        let base = loaded("a", vec![series("values", 1, 1, 1.0)]);
+        let new = loaded("b", vec![series("values", 1, 2, 2.0)]);
+        let c = compare(&base, &new, &CompareOptions::default()).unwrap();
+        let p50 = c.rows.iter().find(|r| r.metric == "p50").unwrap();
+        assert_eq!(p50.method, "quantile-ci");
+        assert_eq!(p50.verdict, Verdict::Worse);
+    }
+
+    #[test]
+    fn no_common_series_is_an_input_error() {
+        let a = loaded(
+            "a",
+            vec![series("read", 2, 1, 1.0), series("write", 2, 1, 1.0)],
+        );
+        let b = loaded("b", vec![series("rtt", 2, 1, 1.0)]);
+        let err = compare(&a, &b, &CompareOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no common series"), "{err}");
+    }
+
+    #[test]
+    fn budgets_parse_and_refuse_unknown_metrics() {
+        let b = parse_budgets("p99:10%,p99.9:20%,mean:5").unwrap();
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[1].metric.name(), "p99.9");
+        assert!(parse_budgets("p99").unwrap_err().contains("METRIC:PERCENT"));
+        assert!(
+            parse_budgets("latency:10%")
+                .unwrap_err()
+                .contains("allowed")
+        );
+        assert!(parse_budgets("p99:-5%").is_err());
+    }
+}
