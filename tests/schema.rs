@@ -62,6 +62,36 @@ fn real_outputs_match_their_schemas() {
     assert!(out.status.success());
     let analysis: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_valid(&validator("analysis.schema.json"), &analysis);
+
+    let out = Command::cargo_bin("cauda")
+        .unwrap()
+        .arg("analyze")
+        .arg(&run)
+        .args([
+            "--json",
+            "--fanout",
+            "10",
+            "--timeline",
+            "--expected-interval",
+            "1ms",
+        ])
+        .output()
+        .unwrap();
+    let analysis: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(analysis["inputs"][0]["series"][0]["fanout"].is_object());
+    assert_valid(&validator("analysis.schema.json"), &analysis);
+
+    let out = Command::cargo_bin("cauda")
+        .unwrap()
+        .arg("compare")
+        .arg(&run)
+        .arg(&numbers)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let comparison: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&validator("compare.schema.json"), &comparison);
 }
 
 #[test]
