@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::analyze::Percentile;
+use crate::formats::Format;
 use crate::host::cpulist::parse_cpu_list;
 use crate::record::Arrivals;
 use crate::units::{self, Rate, TimeUnit};
@@ -46,6 +47,15 @@ pub enum Command {
     ///
     /// Example: cauda compare before.json after.json --fail-if-worse p99:10%,p99.9:20%
     Compare(CompareArgs),
+    /// Convert inputs to an HdrHistogram log, a cauda run file, CSV or a
+    /// percentile distribution (.hgrm).
+    ///
+    /// Example: cauda convert run.json --to hlog -o run.hlog
+    Convert(ConvertArgs),
+    /// Merge runs or logs exactly (threads, hosts, repetitions) into one run file.
+    ///
+    /// Example: cauda merge host1.json host2.json -o fleet.json
+    Merge(MergeArgs),
 }
 
 fn rate(text: &str) -> Result<Rate, String> {
@@ -154,7 +164,8 @@ pub struct TimerArgs {
 /// `cauda analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Run files or text files with one number per line (format detected from content).
+    /// Run files, HdrHistogram logs or text files with one number per line
+    /// (format detected from content; .gz decompressed).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Print JSON (schema cauda.analysis/1) instead of a table.
@@ -166,6 +177,9 @@ pub struct AnalyzeArgs {
     /// Unit of plain numbers in the input files.
     #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
     pub unit: TimeUnit,
+    /// The input format, instead of detecting it from the content.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Confidence level of the percentile intervals, between 0 and 1.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
     pub confidence: f64,
@@ -252,4 +266,61 @@ pub struct CompareArgs {
     /// Unit of plain numbers in the inputs.
     #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
     pub unit: TimeUnit,
+    /// The input format, instead of detecting it from the content.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// Input options shared by commands that read files.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Unit of plain numbers (and of .hlog values) in the inputs.
+    #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
+    pub unit: TimeUnit,
+    /// The input format, instead of detecting it from the content.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+/// `cauda convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Inputs in any supported format.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The output format.
+    #[arg(long, value_enum)]
+    pub to: crate::formats::export::ExportFormat,
+    /// The output file.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Overwrite an existing output file that cauda did not write.
+    #[arg(long)]
+    pub force: bool,
+    /// Unit of the values in --to hgrm output.
+    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
+    pub hgrm_unit: TimeUnit,
+    /// Input options.
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// `cauda merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Inputs in any supported format.
+    #[arg(required = true, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The merged run file.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Merge series with the same tag, or keep each input's apart.
+    #[arg(long, value_enum, default_value_t = crate::formats::merge::TagBy::Tag)]
+    pub tag_by: crate::formats::merge::TagBy,
+    /// Overwrite an existing output file that cauda did not write.
+    #[arg(long)]
+    pub force: bool,
+    /// Input options.
+    #[command(flatten)]
+    pub input: InputArgs,
 }

@@ -21,7 +21,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use cli::{AnalyzeArgs, Cli, Command, CompareArgs, TimerArgs};
+use cli::{AnalyzeArgs, Cli, Command, CompareArgs, ConvertArgs, MergeArgs, TimerArgs};
 use formats::{Format, Loaded, ReadOptions};
 use probe::session::Destination;
 use record::StopFlag;
@@ -41,6 +41,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Timer(args) => timer(args),
         Command::Analyze(args) => analyze(args),
         Command::Compare(args) => compare(args),
+        Command::Convert(args) => convert(args),
+        Command::Merge(args) => merge(args),
     }
 }
 
@@ -138,7 +140,10 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
         timeline: args.timeline,
     };
     analyze::validate(&analysis_options)?;
-    let options = ReadOptions { unit: args.unit };
+    let options = ReadOptions {
+        unit: args.unit,
+        format: args.format,
+    };
     let inputs = args
         .files
         .iter()
@@ -157,7 +162,10 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
 }
 
 fn compare(args: CompareArgs) -> Result<Outcome> {
-    let options = ReadOptions { unit: args.unit };
+    let options = ReadOptions {
+        unit: args.unit,
+        format: args.format,
+    };
     let base = formats::load(&args.base, options)?;
     let new = formats::load(&args.new, options)?;
     let budgets = args.fail_if_worse.map(|b| b.0).unwrap_or_default();
@@ -194,4 +202,51 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
         })
         .collect();
     Err(anyhow::anyhow!("worse than allowed: {}", list.join("; ")))
+}
+
+fn load_all(files: &[std::path::PathBuf], input: &cli::InputArgs) -> Result<Vec<Loaded>> {
+    let options = ReadOptions {
+        unit: input.unit,
+        format: input.format,
+    };
+    files
+        .iter()
+        .map(|path| formats::load(path, options))
+        .collect()
+}
+
+fn convert(args: ConvertArgs) -> Result<Outcome> {
+    use formats::export::{self, ExportFormat};
+    let kind = match args.to {
+        ExportFormat::Json => output::OwnKind::RunFile,
+        ExportFormat::Hlog => output::OwnKind::Hlog,
+        ExportFormat::Csv | ExportFormat::Hgrm => output::OwnKind::Other,
+    };
+    output::check_writable(&args.output, kind, args.force, "-o")?;
+    let inputs = load_all(&args.files, &args.input)?;
+    let bytes = match args.to {
+        ExportFormat::Hlog => export::to_hlog(&inputs),
+        ExportFormat::Json => export::to_json(&inputs)?,
+        ExportFormat::Csv => export::to_csv(&inputs)?,
+        ExportFormat::Hgrm => export::to_hgrm(&inputs, args.hgrm_unit)?,
+    };
+    output::write_atomic(&args.output, &bytes)?;
+    eprintln!("wrote {}", args.output.display());
+    Ok(Outcome::Done)
+}
+
+fn merge(args: MergeArgs) -> Result<Outcome> {
+    output::check_writable(&args.output, output::OwnKind::RunFile, args.force, "-o")?;
+    let inputs = load_all(&args.files, &args.input)?;
+    let run = formats::merge::merge(&inputs, args.tag_by)?;
+    let mut bytes = serde_json::to_vec(&run)?;
+    bytes.push(b'\n');
+    output::write_atomic(&args.output, &bytes)?;
+    eprintln!(
+        "merged {} input(s) into {} series: {}",
+        inputs.len(),
+        run.series.len(),
+        args.output.display()
+    );
+    Ok(Outcome::Done)
 }

@@ -19,6 +19,8 @@ pub enum OwnKind {
     RunFile,
     /// An interval log cauda wrote.
     Hlog,
+    /// Anything else (CSV, .hgrm): an existing file is never assumed ours.
+    Other,
 }
 
 fn is_cauda_run_file(path: &Path) -> bool {
@@ -44,6 +46,7 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
         let ours = match kind {
             OwnKind::RunFile => is_cauda_run_file(path),
             OwnKind::Hlog => is_cauda_hlog(path),
+            OwnKind::Other => false,
         };
         if !ours {
             return Err(input_error(format!(

@@ -84,10 +84,12 @@ fn a_frozen_process_shows_as_a_stall_at_the_right_time() {
         start <= 1.9 && end >= 1.5
     });
     let hit = hit.unwrap_or_else(|| panic!("no stall around t=1.5–1.8 s: {stalls:#?}"));
-    assert!(hit["max"].as_u64().unwrap() >= 250_000_000);
+    assert!(hit["max"].as_u64().unwrap() >= 250_000_000, "{stalls:#?}");
     // ~300 backlog samples of 300, 299, … 1 ms: p99 of the whole run is in the backlog.
     assert!(series["summary"]["percentiles"]["99"].as_u64().unwrap() > 1_000_000);
-    assert_eq!(series["timeline"].as_array().unwrap().len(), 30);
+    // 30 intervals, and a sliver of a 31st when the last wake-up was late.
+    let intervals = series["timeline"].as_array().unwrap().len();
+    assert!((30..=31).contains(&intervals), "{intervals}");
     let text =
         String::from_utf8(cauda().arg("analyze").arg(&run).output().unwrap().stdout).unwrap();
     assert!(text.contains("stalls ("), "{text}");

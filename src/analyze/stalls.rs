@@ -4,8 +4,9 @@
 //! typical interval, robustly: on a log scale (latencies are multiplicative),
 //! against the median and MAD of all intervals. An interval is a stall when
 //! its p99 or max stands more than five robust standard deviations *and* 3×
-//! above the typical interval, or when its completion rate falls below half
-//! the typical rate. Adjacent stall intervals merge into one stall.
+//! above the typical interval (or 30× above it, however noisy the run), or
+//! when its completion rate falls below half the typical rate (intervals
+//! shorter than half the usual length are not judged on rate). Adjacent stall intervals merge into one stall.
 //!
 //! The per-interval mean is reported beside each stall: it is the number a
 //! per-second monitoring average would show, and it usually hides the stall.
@@ -101,6 +102,8 @@ pub struct Typical {
 const ROBUST_SIGMAS: f64 = 5.0;
 /// ...and the factor it must exceed the median by.
 const MIN_FACTOR: f64 = 3.0;
+/// A value this many times the median is a stall however noisy the run.
+const MAX_FACTOR: f64 = 30.0;
 
 fn median(values: &mut [f64]) -> f64 {
     if values.is_empty() {
@@ -121,7 +124,7 @@ fn outliers(values: &[f64]) -> Vec<bool> {
     let med = median(&mut logs.clone());
     let mut deviations: Vec<f64> = logs.iter().map(|l| (l - med).abs()).collect();
     let sigma = 1.4826 * median(&mut deviations);
-    let threshold = (ROBUST_SIGMAS * sigma).max(MIN_FACTOR.ln());
+    let threshold = (ROBUST_SIGMAS * sigma).clamp(MIN_FACTOR.ln(), MAX_FACTOR.ln());
     logs.iter().map(|l| l - med > threshold).collect()
 }
 
@@ -179,9 +182,12 @@ pub fn find_stalls(points: &[IntervalPoint]) -> Vec<Stall> {
         }
     }
     if typical.rate >= 10.0 {
+        let mut lengths: Vec<f64> = points.iter().map(|p| p.length_s).collect();
+        let typical_length = median(&mut lengths);
         for (i, p) in points.iter().enumerate() {
-            // A short final interval is judged by its rate like any other.
-            if p.length_s > 0.0 && (p.count as f64 / p.length_s) < 0.5 * typical.rate {
+            // A sliver of a final interval says nothing about the rate.
+            let judged = p.length_s >= 0.5 * typical_length;
+            if judged && (p.count as f64 / p.length_s) < 0.5 * typical.rate {
                 reasons[i].push(StallReason::CountCollapse);
             }
         }

@@ -39,6 +39,16 @@ pub fn header(start_unix_ns: u128, start_rfc3339: &str) -> String {
     )
 }
 
+/// Header lines for a log whose wall-clock start is unknown.
+pub fn header_without_start() -> String {
+    format!(
+        "{CAUDA_HLOG_MARK} {}]\n\
+         #[Histogram log format version 1.3]\n\
+         \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+        env!("CARGO_PKG_VERSION"),
+    )
+}
+
 /// Formats one interval line.
 pub fn interval_line(tag: &str, interval: &IntervalRecord) -> String {
     format!(
@@ -114,5 +124,218 @@ mod tests {
         );
         assert!(head.contains("#[Histogram log format version 1.3]"));
         assert!(head.ends_with("\"Interval_Compressed_Histogram\"\n"));
+    }
+}
+
+/// Reads an interval log into one series per tag (untagged lines form the
+/// series `default`). Values are multiplied by `scale` (1 for nanoseconds).
+///
+/// Interval start times become offsets from the log's `StartTime`: lines
+/// are relative to `BaseTime` when one is given, absolute (seconds since
+/// the epoch) when they are that large, and relative otherwise.
+pub fn read(
+    source: &str,
+    reader: impl std::io::BufRead,
+    scale: u64,
+) -> anyhow::Result<Vec<crate::model::Series>> {
+    use crate::error::input_error;
+    use crate::model::{MeasuredFrom, Series};
+
+    let mut start_time: Option<f64> = None;
+    let mut base_time: Option<f64> = None;
+    let mut series: Vec<Series> = Vec::new();
+    for (index, line) in reader.lines().enumerate() {
+        let line_no = index + 1;
+        let line =
+            line.map_err(|e| input_error(format!("{source}:{line_no}: cannot read ({e})")))?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("\"StartTimestamp\"") {
+            continue;
+        }
+        if let Some(comment) = line.strip_prefix('#') {
+            if let Some(rest) = comment.strip_prefix("[StartTime: ") {
+                start_time = leading_seconds(rest);
+            } else if let Some(rest) = comment.strip_prefix("[BaseTime: ") {
+                base_time = leading_seconds(rest);
+            }
+            continue;
+        }
+        let expected = "expected [Tag=NAME,]START_S,LENGTH_S,MAX,BASE64_HISTOGRAM";
+        let (tag, rest) = match line.strip_prefix("Tag=") {
+            Some(tagged) => {
+                let (tag, rest) = tagged.split_once(',').ok_or_else(|| {
+                    input_error(format!(
+                        "{source}:{line_no}: a Tag= line with nothing after the tag; {expected}"
+                    ))
+                })?;
+                (tag.to_string(), rest)
+            }
+            None => ("default".to_string(), line),
+        };
+        let fields: Vec<&str> = rest.split(',').collect();
+        if fields.len() != 4 {
+            return Err(input_error(format!(
+                "{source}:{line_no}: {} fields; {expected}",
+                fields.len() + usize::from(line.starts_with("Tag="))
+            )));
+        }
+        let number = |i: usize, what: &str| -> anyhow::Result<f64> {
+            fields[i]
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    input_error(format!(
+                        "{source}:{line_no}: {what} '{}' is not a non-negative number; {expected}",
+                        fields[i]
+                    ))
+                })
+        };
+        let timestamp = number(0, "the start time")?;
+        let length = number(1, "the interval length")?;
+        number(2, "the interval max")?;
+        let mut hdr = crate::model::encoding::decode(fields[3])
+            .map_err(|e| input_error(format!("{source}:{line_no}: {e}")))?;
+        let absolute = match base_time {
+            Some(base) => base + timestamp,
+            None => timestamp,
+        };
+        let offset = match start_time {
+            Some(start) if absolute >= start && (base_time.is_some() || timestamp > 1e9) => {
+                absolute - start
+            }
+            _ => timestamp,
+        };
+        if scale != 1 {
+            let mut scaled = crate::record::histogram::empty_hdr();
+            scaled.auto(true);
+            for b in hdr.iter_recorded() {
+                let _ = scaled.record_n(
+                    b.value_iterated_to().saturating_mul(scale),
+                    b.count_at_value(),
+                );
+            }
+            hdr = scaled;
+        }
+        let record = interval_from_hdr(offset, length, &hdr, (scale == 1).then_some(fields[3]));
+        match series.iter_mut().find(|s| s.tag == tag) {
+            Some(s) => s.intervals.push(record),
+            None => {
+                let mut s = Series::new(tag, MeasuredFrom::Unknown);
+                s.intervals.push(record);
+                series.push(s);
+            }
+        }
+    }
+    if series.is_empty() {
+        return Err(input_error(format!(
+            "{source}: no interval lines; expected an HdrHistogram log with lines like \
+             Tag=read,0.000,1.000,2.312,HISTFAAA…"
+        )));
+    }
+    Ok(series)
+}
+
+/// `1441812279.474 (seconds since epoch), …` → 1441812279.474.
+fn leading_seconds(text: &str) -> Option<f64> {
+    text.split_whitespace()
+        .next()?
+        .trim_end_matches(']')
+        .parse()
+        .ok()
+}
+
+/// An interval record from a histogram whose exact statistics are unknown:
+/// count is exact, min and max are bucket bounds, the sum is from bucket
+/// midpoints. Keeps the original encoding when given.
+pub fn interval_from_hdr(
+    start_s: f64,
+    length_s: f64,
+    hdr: &hdrhistogram::Histogram<u64>,
+    encoded: Option<&str>,
+) -> IntervalRecord {
+    let count = hdr.len();
+    let sum: u128 = hdr
+        .iter_recorded()
+        .map(|b| hdr.median_equivalent(b.value_iterated_to()) as u128 * b.count_at_value() as u128)
+        .sum();
+    IntervalRecord {
+        start_ns: (start_s * 1e9).round() as u64,
+        length_ns: (length_s * 1e9).round() as u64,
+        count,
+        min: if count == 0 { 0 } else { hdr.min() },
+        max: if count == 0 { 0 } else { hdr.max() },
+        sum,
+        clamped: 0,
+        histogram: encoded.map_or_else(
+            || crate::model::encoding::encode(hdr),
+            |e| e.trim().to_string(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+    use crate::record::LatencyHistogram;
+
+    #[test]
+    fn reads_what_it_writes() {
+        let mut h = LatencyHistogram::new();
+        (1..=1000u64).for_each(|v| h.record(v * 1000));
+        let a = IntervalRecord::from_histogram(0, 1_000_000_000, &h);
+        let b = IntervalRecord::from_histogram(1_000_000_000, 500_000_000, &h);
+        let text = format!(
+            "{}{}{}{}",
+            header(1_700_000_000_000_000_000, "2023-11-14T22:13:20Z"),
+            interval_line("wakeup", &a),
+            interval_line("wakeup", &b),
+            interval_line("self", &a)
+        );
+        let series = read("t", text.as_bytes(), 1).unwrap();
+        assert_eq!(series.len(), 2);
+        assert_eq!(series[0].tag, "wakeup");
+        assert_eq!(series[0].intervals.len(), 2);
+        assert_eq!(series[0].intervals[1].start_ns, 1_000_000_000);
+        assert_eq!(series[0].intervals[1].length_ns, 500_000_000);
+        let merged = series[0].merged().unwrap();
+        assert_eq!(merged.count(), 2000);
+        assert_eq!(
+            merged.hdr(),
+            {
+                let mut both = h.clone();
+                both.add(&h);
+                both
+            }
+            .hdr()
+        );
+    }
+
+    #[test]
+    fn absolute_timestamps_become_offsets() {
+        let mut h = LatencyHistogram::new();
+        h.record(5);
+        let enc = crate::model::encoding::encode(h.hdr());
+        let text = format!(
+            "#[StartTime: 1700000000.000 (seconds since epoch), x]\n1700000002.500,1.000,0.000,{enc}\n"
+        );
+        let s = read("t", text.as_bytes(), 1).unwrap();
+        assert_eq!(s[0].tag, "default");
+        assert_eq!(s[0].intervals[0].start_ns, 2_500_000_000);
+    }
+
+    #[test]
+    fn bad_lines_name_the_line() {
+        for (text, needle) in [
+            ("#[StartTime: 1 x]\n0.0,1.0,0.0\n", "t:2: 3 fields"),
+            ("0.0,1.0,0.0,HISTnotbase64!!\n", "t:1: histogram"),
+            ("abc,1.0,0.0,HISTFAAAA\n", "t:1: the start time 'abc'"),
+            ("#[comment]\n", "no interval lines"),
+            ("Tag=x\n", "nothing after the tag"),
+        ] {
+            let err = read("t", text.as_bytes(), 1).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
     }
 }

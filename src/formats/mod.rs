@@ -1,18 +1,23 @@
 //! Importers and exporters. Every importer turns a file into tagged
 //! interval series, so analysis never needs to know where data came from.
 //!
-//! Input formats are detected from content, never from the file name: a
-//! JSON document with a `cauda.run/*` schema is a run file; text is plain
-//! numbers; anything binary is refused. New importers plug into
-//! [`detect`] and [`load`].
+//! Input formats are detected from content, never from the file name
+//! (`--format` overrides); gzip is decompressed transparently. A JSON
+//! document is a run file; lines of `#[StartTime…`, `Tag=` or `…,HISTF…`
+//! are an HdrHistogram log; other text is plain numbers; anything binary is
+//! refused. New importers plug into [`detect`] and [`load`].
 
+pub mod export;
 pub mod hlog;
+pub mod merge;
 pub mod numbers;
 pub mod runfile;
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+
+use flate2::read::MultiGzDecoder;
 
 use anyhow::Result;
 use serde::Serialize;
@@ -22,11 +27,13 @@ use crate::model::{LoadMode, RunFile, Series};
 use crate::units::TimeUnit;
 
 /// A format cauda can read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// A cauda run file (`cauda.run/1`).
     CaudaRun,
+    /// An HdrHistogram interval log (`.hlog`, Java/jHiccup/Python/Rust).
+    Hlog,
     /// One number per line.
     Numbers,
 }
@@ -54,18 +61,32 @@ impl Loaded {
 /// Options that only some formats use.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadOptions {
-    /// The unit of plain numbers.
+    /// The unit of plain numbers (and of .hlog values).
     pub unit: TimeUnit,
+    /// The format, when the user says rather than detection.
+    pub format: Option<Format>,
 }
 
-/// Detects a format from the first bytes of a file.
+impl ReadOptions {
+    /// Nanoseconds, detected format.
+    pub fn new(unit: TimeUnit) -> Self {
+        ReadOptions { unit, format: None }
+    }
+}
+
+/// The gzip magic number.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Detects a format from the first bytes of a (decompressed) file.
 pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
+    const EXPECTED: &str =
+        "expected a cauda run file, an HdrHistogram log (.hlog) or one number per line";
     if head.is_empty() {
         return Err(input_error(format!(
-            "{source}: the file is empty; expected a cauda run file or one number per line"
+            "{source}: the file is empty; {EXPECTED}"
         )));
     }
-    let text_prefix = match std::str::from_utf8(head) {
+    let text = match std::str::from_utf8(head) {
         Ok(text) => text,
         // A multi-byte character cut at the end of the sample is still text.
         Err(e) if e.error_len().is_none() => {
@@ -73,26 +94,45 @@ pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
         }
         Err(e) => {
             return Err(input_error(format!(
-                "{source}: byte {} is not text; expected a cauda run file or one number per line",
+                "{source}: byte {} is not text; {EXPECTED}",
                 e.valid_up_to()
             )));
         }
     };
-    if let Some(pos) = text_prefix.find('\0') {
+    if let Some(pos) = text.find('\0') {
         return Err(input_error(format!(
-            "{source}: byte {pos} is a NUL, so this is a binary file; expected a cauda run file \
-             or one number per line"
+            "{source}: byte {pos} is a NUL, so this is a binary file; {EXPECTED}"
         )));
     }
-    if text_prefix.trim_start().starts_with('{') {
-        Ok(Format::CaudaRun)
-    } else {
-        Ok(Format::Numbers)
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        return Ok(Format::CaudaRun);
     }
+    let lines: Vec<&str> = trimmed
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(20)
+        .collect();
+    let hlog_line = |l: &&str| {
+        l.starts_with("#[StartTime")
+            || l.starts_with("#[BaseTime")
+            || l.starts_with("#[Histogram log format")
+            || l.starts_with("\"StartTimestamp\"")
+            || l.starts_with("Tag=")
+            || l.rsplit(',')
+                .next()
+                .is_some_and(|last| last.starts_with("HIST"))
+    };
+    if lines.iter().any(hlog_line) {
+        return Ok(Format::Hlog);
+    }
+    Ok(Format::Numbers)
 }
 
-/// Reads a file in whatever supported format it holds.
-pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
+/// Opens a file, transparently decompressing gzip, and returns its first
+/// bytes (for detection) and a reader positioned at its start.
+fn open(path: &Path) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
     let source = path.display().to_string();
     let open_error = |e: std::io::Error| {
         let hint = match e.kind() {
@@ -108,37 +148,116 @@ pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
             "{source}: is a directory; give a file"
         )));
     }
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let mut head = Vec::with_capacity(4096);
+    let mut raw = BufReader::with_capacity(1 << 16, file);
+    let gzip = raw.fill_buf().map_err(open_error)?.starts_with(&GZIP_MAGIC);
+    let mut reader: Box<dyn BufRead> = if gzip {
+        Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(raw)))
+    } else {
+        Box::new(raw)
+    };
+    let mut head = Vec::with_capacity(8192);
     (&mut reader)
-        .take(4096)
+        .take(8192)
         .read_to_end(&mut head)
-        .map_err(open_error)?;
-    let format = detect(&source, &head)?;
-    let rest = std::io::Cursor::new(head).chain(reader);
+        .map_err(|e| read_error(&source, gzip, e))?;
+    let rest: Box<dyn BufRead> = Box::new(GzAware {
+        inner: std::io::Cursor::new(head.clone()).chain(reader),
+        source,
+        gzip,
+    });
+    Ok((head, rest))
+}
+
+fn read_error(source: &str, gzip: bool, e: std::io::Error) -> anyhow::Error {
+    if gzip {
+        input_error(format!(
+            "{source}: the gzip stream is truncated or corrupt ({e}); re-copy or re-compress the file"
+        ))
+    } else {
+        input_error(format!("{source}: cannot read ({e})"))
+    }
+}
+
+/// A reader whose errors say when a gzip stream is damaged.
+struct GzAware<R> {
+    inner: R,
+    source: String,
+    gzip: bool,
+}
+
+impl<R: BufRead> Read for GzAware<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| self.annotate(e))
+    }
+}
+
+impl<R: BufRead> BufRead for GzAware<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        let (gzip, source) = (self.gzip, self.source.clone());
+        self.inner.fill_buf().map_err(|e| {
+            if gzip {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("{source}: the gzip stream is truncated or corrupt ({e})"),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.inner.consume(amount);
+    }
+}
+
+impl<R> GzAware<R> {
+    fn annotate(&self, e: std::io::Error) -> std::io::Error {
+        if self.gzip {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "{}: the gzip stream is truncated or corrupt ({e})",
+                    self.source
+                ),
+            )
+        } else {
+            e
+        }
+    }
+}
+
+/// Reads a file in whatever supported format it holds (or `options.format`).
+pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
+    let source = path.display().to_string();
+    let (head, mut reader) = open(path)?;
+    let format = match options.format {
+        Some(format) => format,
+        None => detect(&source, &head)?,
+    };
+    let loaded = |series, run| Loaded {
+        source: source.clone(),
+        format,
+        series,
+        run,
+    };
     match format {
         Format::CaudaRun => {
             let mut text = String::new();
-            BufReader::new(rest)
+            reader
                 .read_to_string(&mut text)
                 .map_err(|e| input_error(format!("{source}: cannot read as text ({e})")))?;
             let run = runfile::parse(&source, &text)?;
-            Ok(Loaded {
-                source,
-                format,
-                series: run.series.clone(),
-                run: Some(run),
-            })
+            Ok(loaded(run.series.clone(), Some(run)))
         }
-        Format::Numbers => {
-            let series = numbers::read(&source, BufReader::new(rest), options.unit)?;
-            Ok(Loaded {
-                source,
-                format,
-                series: vec![series],
-                run: None,
-            })
-        }
+        Format::Hlog => Ok(loaded(
+            hlog::read(&source, reader, options.unit.nanos())?,
+            None,
+        )),
+        Format::Numbers => Ok(loaded(
+            vec![numbers::read(&source, reader, options.unit)?],
+            None,
+        )),
     }
 }
 

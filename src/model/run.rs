@@ -26,6 +26,8 @@ pub enum LoadMode {
     /// Each operation issued after the previous completed: a stall delays
     /// the next issue and is under-counted (coordinated omission).
     ClosedLoop,
+    /// Not known (imported data).
+    Unknown,
 }
 
 /// The tool that wrote the file.

@@ -53,9 +53,9 @@ fn describe(input: &InputAnalysis) -> String {
     match input.load {
         Some(LoadMode::OpenLoop) => parts.push("open loop".into()),
         Some(LoadMode::ClosedLoop) => parts.push("closed loop".into()),
-        None => {}
+        Some(LoadMode::Unknown) | None => {}
     }
-    if let Some(ns) = input.duration_ns {
+    if let Some(ns) = input.duration_ns.filter(|&ns| ns > 0) {
         parts.push(format!("{:.1} s", ns as f64 / 1e9));
     }
     if input.interrupted {
@@ -95,6 +95,15 @@ fn measured_from(m: MeasuredFrom) -> &'static str {
         MeasuredFrom::IntendedStart => "measured from intended start",
         MeasuredFrom::ActualStart => "service time (from actual start)",
         MeasuredFrom::Unknown => "timing origin unknown",
+    }
+}
+
+/// Seconds with a decimal only when needed: `13`, `1.5`.
+fn seconds(s: f64) -> String {
+    if (s - s.round()).abs() < 1e-9 {
+        format!("{s:.0}")
+    } else {
+        format!("{s:.1}")
     }
 }
 
@@ -218,10 +227,13 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
         let typical = s.typical_interval;
         let _ = writeln!(out, "  stalls ({}):", s.stalls.len());
         for stall in s.stalls.iter().take(10) {
+            let when = format!("t={}–{} s", seconds(stall.start_s), seconds(stall.end_s));
+            if stall.count == 0 {
+                let _ = writeln!(out, "    {when}: nothing completed");
+                continue;
+            }
             let mut line = format!(
-                "    t={:.0}–{:.0} s: p99 {}, max {}, {} completions",
-                stall.start_s,
-                stall.end_s,
+                "    {when}: p99 {}, max {}, {} completions",
                 format_ns(stall.p99 as f64),
                 format_ns(stall.max as f64),
                 thousands(stall.count)

@@ -1,0 +1,253 @@
+//! Exporters: pure functions from loaded inputs to bytes. The caller owns
+//! files (checks paths first, writes atomically).
+//!
+//! - `hlog`: an HdrHistogram interval log (format 1.3, `Tag=` per series)
+//!   that Java's `HistogramLogProcessor` and HdrHistogram_py read.
+//! - `json`: a cauda run file (`cauda.run/1`); imported data gets probe
+//!   `import` and its source in the parameters.
+//! - `csv`: one row per series per interval (start, length, count, min,
+//!   p50, p90, p99, p99.9, max, mean).
+//! - `hgrm`: HdrHistogram's percentile distribution of each merged series,
+//!   in the `outputPercentileDistribution` layout.
+
+use std::fmt::Write;
+
+use anyhow::Result;
+
+use super::Loaded;
+use super::hlog;
+use crate::analyze::stalls::IntervalPoint;
+use crate::analyze::{Percentile, summary::summarize};
+use crate::error::input_error;
+use crate::host::snapshot::HostSnapshot;
+use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, SeriesSummary, Tool};
+use crate::units::TimeUnit;
+
+/// The output formats of `cauda convert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// HdrHistogram interval log.
+    Hlog,
+    /// cauda run file.
+    Json,
+    /// Per-interval CSV.
+    Csv,
+    /// HdrHistogram percentile distribution.
+    Hgrm,
+}
+
+/// Series of several inputs, tags kept unless they collide, in which case
+/// each is prefixed with its input's position (`2:read`).
+pub fn gather(inputs: &[Loaded]) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        for series in &input.series {
+            let mut s = series.clone();
+            if out.iter().any(|o| o.tag == s.tag) {
+                s.tag = format!("{}:{}", i + 1, s.tag);
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The start of the first input that knows its wall-clock start.
+fn start_of(inputs: &[Loaded]) -> Option<(u128, String)> {
+    inputs.iter().find_map(|i| {
+        i.run
+            .as_ref()
+            .map(|r| (r.start_unix_ns, r.start_time.clone()))
+    })
+}
+
+/// Writes an interval log of every series.
+pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
+    let series = gather(inputs);
+    let mut out = match start_of(inputs) {
+        Some((ns, text)) => hlog::header(ns, &text),
+        None => hlog::header_without_start(),
+    };
+    // Interleave by time, as a live log would be.
+    let mut lines: Vec<(u64, usize, String)> = Vec::new();
+    for (k, s) in series.iter().enumerate() {
+        for iv in &s.intervals {
+            lines.push((iv.start_ns, k, hlog::interval_line(&s.tag, iv)));
+        }
+    }
+    lines.sort_by_key(|(start, k, _)| (*start, *k));
+    for (_, _, line) in lines {
+        out.push_str(&line);
+    }
+    out.into_bytes()
+}
+
+/// Builds a run file around imported series.
+pub fn to_run(inputs: &[Loaded]) -> Result<RunFile> {
+    if let [single] = inputs
+        && let Some(run) = &single.run
+    {
+        return Ok(run.clone());
+    }
+    let series = gather(inputs);
+    let percentiles = Percentile::defaults();
+    let summary = series
+        .iter()
+        .map(|s| {
+            let merged = s.merged().map_err(input_error)?;
+            Ok(SeriesSummary {
+                tag: s.tag.clone(),
+                summary: summarize(&merged, &percentiles),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let end = series
+        .iter()
+        .flat_map(|s| s.intervals.iter().map(|i| i.start_ns + i.length_ns))
+        .max()
+        .unwrap_or(0);
+    let (start_unix_ns, start_time) = start_of(inputs).unwrap_or((0, String::new()));
+    let sources: Vec<serde_json::Value> = inputs
+        .iter()
+        .map(|i| serde_json::json!({"source": i.source, "format": i.format}))
+        .collect();
+    Ok(RunFile {
+        schema: RUN_SCHEMA.into(),
+        tool: Tool::this(),
+        probe: "import".into(),
+        load: inputs
+            .iter()
+            .find_map(|i| i.load_mode())
+            .unwrap_or(LoadMode::Unknown),
+        parameters: serde_json::json!({ "inputs": sources }),
+        start_time,
+        start_unix_ns,
+        duration_ns: end,
+        interval_ns: series
+            .iter()
+            .flat_map(|s| s.intervals.first())
+            .map(|i| i.length_ns)
+            .max()
+            .unwrap_or(0)
+            .max(1),
+        interrupted: false,
+        host: inputs
+            .iter()
+            .find_map(|i| i.run.as_ref().map(|r| r.host.clone()))
+            .unwrap_or_else(HostSnapshot::default),
+        faults: Default::default(),
+        warnings: Vec::new(),
+        series,
+        summary,
+    })
+}
+
+/// Writes a run file.
+pub fn to_json(inputs: &[Loaded]) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(&to_run(inputs)?)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Writes one CSV row per series per interval.
+pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
+    let mut out = String::from(
+        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns\n",
+    );
+    let ps = Percentile::parse_list("90,99.9").map_err(input_error)?;
+    for s in gather(inputs) {
+        for (i, iv) in s.intervals.iter().enumerate() {
+            let hist = if iv.count == 0 {
+                crate::record::LatencyHistogram::new()
+            } else {
+                iv.decode()
+                    .map_err(|e| input_error(format!("series '{}', interval {i}: {e}", s.tag)))?
+            };
+            let point = IntervalPoint::of(iv.start_ns, iv.length_ns, &hist);
+            let more = crate::analyze::quantile::percentile_values(&hist, &ps);
+            let tag = if s.tag.contains([',', '"']) {
+                format!("\"{}\"", s.tag.replace('"', "\"\""))
+            } else {
+                s.tag.clone()
+            };
+            let _ = writeln!(
+                out,
+                "{tag},{:.3},{:.3},{},{},{},{},{},{},{},{:.1}",
+                point.start_s,
+                point.length_s,
+                point.count,
+                iv.min,
+                point.p50,
+                more[0],
+                point.p99,
+                more[1],
+                point.max,
+                point.mean
+            );
+        }
+    }
+    Ok(out.into_bytes())
+}
+
+/// Writes the percentile distribution of each series, values in `unit`.
+pub fn to_hgrm(inputs: &[Loaded], unit: TimeUnit) -> Result<Vec<u8>> {
+    let scale = unit.nanos() as f64;
+    let mut out = String::new();
+    for s in gather(inputs) {
+        let merged = s.merged().map_err(input_error)?;
+        let hdr = merged.hdr();
+        let _ = writeln!(out, "#[Tag: {}, unit: {}]", s.tag, unit.symbol());
+        let _ = writeln!(
+            out,
+            "{:>12} {:>14} {:>10} {:>14}\n",
+            "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+        );
+        let mut total = 0u64;
+        for v in hdr.iter_quantiles(5) {
+            total += v.count_since_last_iteration();
+            let q = v.quantile_iterated_to();
+            let value = hdr
+                .highest_equivalent(v.value_iterated_to())
+                .min(merged.stats().max);
+            if q < 1.0 {
+                let _ = writeln!(
+                    out,
+                    "{:>12.3} {:>2.12} {:>10} {:>14.2}",
+                    value as f64 / scale,
+                    q,
+                    total,
+                    1.0 / (1.0 - q)
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "{:>12.3} {:>2.12} {:>10}",
+                    value as f64 / scale,
+                    q,
+                    hdr.len()
+                );
+            }
+        }
+        let stats = merged.stats();
+        let _ = writeln!(
+            out,
+            "#[Mean    = {:>12.3}, StdDeviation   = {:>12.3}]",
+            stats.mean() / scale,
+            hdr.stdev() / scale
+        );
+        let _ = writeln!(
+            out,
+            "#[Max     = {:>12.3}, Total count    = {:>12}]",
+            stats.max as f64 / scale,
+            stats.count
+        );
+        let _ = writeln!(
+            out,
+            "#[Buckets = {:>12}, SubBuckets     = {:>12}]",
+            hdr.buckets(),
+            // HdrHistogram's sub-bucket count: 2·10^digits rounded up to a power of two.
+            (2 * 10u64.pow(u32::from(hdr.sigfig()))).next_power_of_two()
+        );
+    }
+    Ok(out.into_bytes())
+}
