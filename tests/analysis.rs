@@ -79,12 +79,13 @@ fn a_frozen_process_shows_as_a_stall_at_the_right_time() {
         "the freeze is the max"
     );
     let stalls = series["stalls"].as_array().unwrap();
-    let hit = stalls.iter().find(|s| {
-        let (start, end) = (s["start_s"].as_f64().unwrap(), s["end_s"].as_f64().unwrap());
-        start <= 1.9 && end >= 1.5
-    });
-    let hit = hit.unwrap_or_else(|| panic!("no stall around t=1.5–1.8 s: {stalls:#?}"));
-    assert!(hit["max"].as_u64().unwrap() >= 250_000_000, "{stalls:#?}");
+    // Wherever the freeze fell (process start-up time varies under load),
+    // the interval holding its backlog is a stall, and it holds the run's max.
+    let run_max = series["summary"]["max"].as_u64().unwrap();
+    let hit = stalls.iter().find(|s| s["max"].as_u64() == Some(run_max));
+    let hit = hit.unwrap_or_else(|| panic!("the freeze is not among the stalls: {stalls:#?}"));
+    let start = hit["start_s"].as_f64().unwrap();
+    assert!((1.0..=2.6).contains(&start), "{stalls:#?}");
     // ~300 backlog samples of 300, 299, … 1 ms: p99 of the whole run is in the backlog.
     assert!(series["summary"]["percentiles"]["99"].as_u64().unwrap() > 1_000_000);
     // 30 intervals, and a sliver of a 31st when the last wake-up was late.
