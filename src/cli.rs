@@ -164,8 +164,9 @@ pub struct TimerArgs {
 /// `cauda analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Run files, HdrHistogram logs or text files with one number per line
-    /// (format detected from content; .gz decompressed).
+    /// Run files, HdrHistogram .hlog/.hgrm, fio JSON/json+/latency/histogram
+    /// logs, sockperf full logs, cyclictest output or plain numbers (format
+    /// detected from content; .gz decompressed).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Print JSON (schema cauda.analysis/1) instead of a table.
@@ -174,12 +175,9 @@ pub struct AnalyzeArgs {
     /// Percentiles to report, comma-separated.
     #[arg(long, value_name = "LIST", default_value = crate::analyze::quantile::DEFAULT_PERCENTILES, value_parser = percentile_list)]
     pub percentiles: PercentileList,
-    /// Unit of plain numbers in the input files.
-    #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
-    pub unit: TimeUnit,
-    /// The input format, instead of detecting it from the content.
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    /// Input options.
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Confidence level of the percentile intervals, between 0 and 1.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
     pub confidence: f64,
@@ -263,23 +261,34 @@ pub struct CompareArgs {
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Unit of plain numbers in the inputs.
-    #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
-    pub unit: TimeUnit,
-    /// The input format, instead of detecting it from the content.
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    /// Input options.
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 /// Input options shared by commands that read files.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// Unit of plain numbers (and of .hlog values) in the inputs.
+    /// Unit of plain numbers (and of .hlog and .hgrm values) in the inputs.
     #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
     pub unit: TimeUnit,
     /// The input format, instead of detecting it from the content.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Interval length to cut timestamped logs into (fio latency logs, sockperf).
+    #[arg(long = "log-interval", value_name = "DURATION", default_value = "1s", value_parser = duration)]
+    pub log_interval: u64,
+}
+
+impl InputArgs {
+    /// The read options these flags ask for.
+    pub fn read_options(&self) -> crate::formats::ReadOptions {
+        crate::formats::ReadOptions {
+            unit: self.unit,
+            format: self.format,
+            interval_ns: self.log_interval.max(1_000_000),
+        }
+    }
 }
 
 /// `cauda convert`.

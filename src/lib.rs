@@ -22,7 +22,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use cli::{AnalyzeArgs, Cli, Command, CompareArgs, ConvertArgs, MergeArgs, TimerArgs};
-use formats::{Format, Loaded, ReadOptions};
+use formats::{Format, Loaded};
 use probe::session::Destination;
 use record::StopFlag;
 
@@ -140,10 +140,7 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
         timeline: args.timeline,
     };
     analyze::validate(&analysis_options)?;
-    let options = ReadOptions {
-        unit: args.unit,
-        format: args.format,
-    };
+    let options = args.input.read_options();
     let inputs = args
         .files
         .iter()
@@ -162,10 +159,7 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
 }
 
 fn compare(args: CompareArgs) -> Result<Outcome> {
-    let options = ReadOptions {
-        unit: args.unit,
-        format: args.format,
-    };
+    let options = args.input.read_options();
     let base = formats::load(&args.base, options)?;
     let new = formats::load(&args.new, options)?;
     let budgets = args.fail_if_worse.map(|b| b.0).unwrap_or_default();
@@ -205,10 +199,7 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
 }
 
 fn load_all(files: &[std::path::PathBuf], input: &cli::InputArgs) -> Result<Vec<Loaded>> {
-    let options = ReadOptions {
-        unit: input.unit,
-        format: input.format,
-    };
+    let options = input.read_options();
     files
         .iter()
         .map(|path| formats::load(path, options))

@@ -408,6 +408,15 @@ fn compare_pair(
     metrics: &[Metric],
     options: &CompareOptions,
 ) -> Result<Vec<Row>, String> {
+    for s in [base, new] {
+        if s.reported.is_some() && s.intervals.is_empty() {
+            return Err(format!(
+                "series '{}' holds only the percentiles its tool printed; compare needs the \
+                 distribution (for fio, use --output-format=json+ or a latency log)",
+                s.tag
+            ));
+        }
+    }
     let base_decoded = decode_all(base)?;
     let new_decoded = decode_all(new)?;
     let mut dictionary: Vec<u64> = base_decoded

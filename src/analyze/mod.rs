@@ -96,6 +96,10 @@ pub struct SeriesAnalysis {
     pub measured_from: MeasuredFrom,
     /// How many intervals it has.
     pub intervals: usize,
+    /// True when the source printed only percentiles (fio's plain JSON,
+    /// .hgrm): no distribution, so no intervals, clusters or stalls.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub percentiles_only: bool,
     /// The summary over all intervals.
     pub summary: Summary,
     /// Confidence interval of each percentile: `[low, high]` in ns, `null`
@@ -179,7 +183,69 @@ pub fn merge_with_points(
     Ok((total, points))
 }
 
+/// A percentiles-only series: what the tool printed, nothing recomputed.
+fn analyze_reported(
+    series: &Series,
+    reported: &crate::model::Reported,
+    options: &Options,
+) -> SeriesAnalysis {
+    // The first printed point at or above the percentile (HdrHistogram's
+    // "value at percentile"); fio prints the usual ones exactly.
+    let find = |key: &str| {
+        let want: f64 = key.parse().ok()?;
+        reported
+            .percentiles
+            .0
+            .iter()
+            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
+            .find(|(q, _)| *q >= want - 1e-9)
+            .map(|(_, v)| v)
+    };
+    let mut percentile_ci = Map::new();
+    let mut support = Map::new();
+    let mut values = Vec::new();
+    for p in &options.percentiles {
+        let Some(value) = find(&p.key) else { continue };
+        values.push((p.key.clone(), value));
+        let (_, upper) = ci::rank_bounds(reported.count, p.quantile(), options.confidence);
+        percentile_ci.insert(p.key.clone(), json!([null, null]));
+        support.insert(
+            p.key.clone(),
+            json!(ci::support(reported.count, p.quantile(), upper)),
+        );
+    }
+    SeriesAnalysis {
+        tag: series.tag.clone(),
+        measured_from: series.measured_from,
+        intervals: 0,
+        percentiles_only: true,
+        summary: Summary {
+            unit: "ns".into(),
+            count: reported.count,
+            min: reported.min.unwrap_or(0),
+            max: reported.max.unwrap_or(0),
+            mean: reported.mean.map_or(0.0, |m| (m * 10.0).round() / 10.0),
+            stddev: reported.stddev.map_or(0.0, |m| (m * 10.0).round() / 10.0),
+            median: find("50").unwrap_or(0),
+            mad: None,
+            percentiles: crate::model::Percentiles(values),
+            clamped: None,
+        },
+        percentile_ci,
+        support,
+        clusters: Vec::new(),
+        typical_interval: None,
+        stalls: Vec::new(),
+        fanout: None,
+        co_correction: None,
+        timeline: None,
+    }
+}
+
 fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, String> {
+    if let (Some(reported), true) = (&series.reported, series.intervals.is_empty()) {
+        return Ok(analyze_reported(series, reported, options));
+    }
     let (merged, points) = merge_with_points(series)?;
     let (hist, co_correction) = match options.expected_interval_ns {
         None => (merged, None),
@@ -219,6 +285,7 @@ fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, 
         tag: series.tag.clone(),
         measured_from: series.measured_from,
         intervals: series.intervals.len(),
+        percentiles_only: false,
         summary: summary::summarize(&hist, &options.percentiles),
         percentile_ci,
         support,

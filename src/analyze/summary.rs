@@ -26,7 +26,7 @@ pub fn summarize(hist: &LatencyHistogram, percentiles: &[Percentile]) -> Summary
         mean: tenth(mean),
         stddev: tenth(stddev(hist, mean)),
         median,
-        mad: mad(hist, median),
+        mad: Some(mad(hist, median)),
         percentiles: Percentiles(
             percentiles
                 .iter()
@@ -98,7 +98,7 @@ mod tests {
         let s = summarize(&h, &Percentile::defaults());
         assert_eq!((s.count, s.min, s.max, s.median), (7, 1, 9, 2));
         // |x − 2| = 1,1,0,0,2,4,7 → sorted 0,0,1,1,2,4,7 → 4th is 1.
-        assert_eq!(s.mad, 1);
+        assert_eq!(s.mad, Some(1));
         assert_eq!(s.mean, 3.6);
         // population stddev of the seven values
         assert_eq!(s.stddev, 2.8);
@@ -115,14 +115,17 @@ mod tests {
         }
         h.record_n(12_000_000, 5);
         let s = summarize(&h, &Percentile::defaults());
-        assert!(s.mad < 300, "MAD {}", s.mad);
+        assert!(s.mad.unwrap() < 300, "MAD {:?}", s.mad);
         assert!(s.stddev > 800_000.0, "stddev {}", s.stddev);
     }
 
     #[test]
     fn empty_is_all_zero() {
         let s = summarize(&LatencyHistogram::new(), &Percentile::defaults());
-        assert_eq!((s.count, s.min, s.max, s.median, s.mad), (0, 0, 0, 0, 0));
+        assert_eq!(
+            (s.count, s.min, s.max, s.median, s.mad),
+            (0, 0, 0, 0, Some(0))
+        );
         assert_eq!(s.mean, 0.0);
     }
 }

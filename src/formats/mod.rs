@@ -7,11 +7,15 @@
 //! are an HdrHistogram log; other text is plain numbers; anything binary is
 //! refused. New importers plug into [`detect`] and [`load`].
 
+pub mod cyclictest;
 pub mod export;
+pub mod fio;
+pub mod hgrm;
 pub mod hlog;
 pub mod merge;
 pub mod numbers;
 pub mod runfile;
+pub mod sockperf;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -34,6 +38,20 @@ pub enum Format {
     CaudaRun,
     /// An HdrHistogram interval log (`.hlog`, Java/jHiccup/Python/Rust).
     Hlog,
+    /// An HdrHistogram percentile distribution (`.hgrm`): percentiles only.
+    Hgrm,
+    /// fio `--output-format=json` or `json+`.
+    FioJson,
+    /// fio per-I/O latency log (`write_lat_log`, `log_avg_msec=0`).
+    FioLatLog,
+    /// fio histogram log (`write_hist_log`).
+    FioHistLog,
+    /// sockperf `--full-log` CSV.
+    Sockperf,
+    /// cyclictest `-h N` text histogram.
+    CyclictestHist,
+    /// cyclictest `--json` output.
+    CyclictestJson,
     /// One number per line.
     Numbers,
 }
@@ -61,16 +79,22 @@ impl Loaded {
 /// Options that only some formats use.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadOptions {
-    /// The unit of plain numbers (and of .hlog values).
+    /// The unit of plain numbers (and of .hlog and .hgrm values).
     pub unit: TimeUnit,
     /// The format, when the user says rather than detection.
     pub format: Option<Format>,
+    /// Interval length for logs of timestamped values (fio, sockperf), ns.
+    pub interval_ns: u64,
 }
 
 impl ReadOptions {
-    /// Nanoseconds, detected format.
+    /// Nanoseconds, detected format, 1 s intervals.
     pub fn new(unit: TimeUnit) -> Self {
-        ReadOptions { unit, format: None }
+        ReadOptions {
+            unit,
+            format: None,
+            interval_ns: 1_000_000_000,
+        }
     }
 }
 
@@ -79,8 +103,8 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Detects a format from the first bytes of a (decompressed) file.
 pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
-    const EXPECTED: &str =
-        "expected a cauda run file, an HdrHistogram log (.hlog) or one number per line";
+    const EXPECTED: &str = "expected a cauda run file, an HdrHistogram .hlog or .hgrm, fio JSON or logs, a sockperf \
+         full log, cyclictest output, or one number per line";
     if head.is_empty() {
         return Err(input_error(format!(
             "{source}: the file is empty; {EXPECTED}"
@@ -105,15 +129,38 @@ pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
         )));
     }
     let trimmed = text.trim_start();
+    if text.contains("\"fio version\"") {
+        return Ok(Format::FioJson);
+    }
     if trimmed.starts_with('{') {
-        return Ok(Format::CaudaRun);
+        let cyclictest = text.contains("\"rt_test_version")
+            || (text.contains("\"thread\"") && !text.contains("\"schema\""));
+        return Ok(if cyclictest {
+            Format::CyclictestJson
+        } else {
+            Format::CaudaRun
+        });
     }
     let lines: Vec<&str> = trimmed
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .take(20)
+        .take(40)
         .collect();
+    if lines
+        .iter()
+        .any(|l| sockperf::is_header(l) || l.starts_with("sockperf:"))
+    {
+        return Ok(Format::Sockperf);
+    }
+    if lines.contains(&"# Histogram") {
+        return Ok(Format::CyclictestHist);
+    }
+    let hgrm_header =
+        |l: &&str| l.starts_with("Value") && l.contains("Percentile") && l.contains("TotalCount");
+    if lines.iter().any(hgrm_header) {
+        return Ok(Format::Hgrm);
+    }
     let hlog_line = |l: &&str| {
         l.starts_with("#[StartTime")
             || l.starts_with("#[BaseTime")
@@ -126,6 +173,21 @@ pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
     };
     if lines.iter().any(hlog_line) {
         return Ok(Format::Hlog);
+    }
+    // fio logs: comma-separated integers, 4–6 per line (latency) or 1859 (histogram).
+    if let Some(first) = lines.first() {
+        let fields: Vec<&str> = first.split(',').map(str::trim).collect();
+        let numeric = |f: &&str| {
+            !f.is_empty() && (f.bytes().all(|b| b.is_ascii_digit()) || f.starts_with("0x"))
+        };
+        if fields.iter().all(numeric) {
+            if fields.len() == fio::HIST_BINS + 3 || (fields.len() > 1000 && !text.contains('\n')) {
+                return Ok(Format::FioHistLog);
+            }
+            if (4..=6).contains(&fields.len()) {
+                return Ok(Format::FioLatLog);
+            }
+        }
     }
     Ok(Format::Numbers)
 }
@@ -227,10 +289,18 @@ impl<R> GzAware<R> {
     }
 }
 
+fn read_text(source: &str, mut reader: Box<dyn BufRead>) -> Result<String> {
+    let mut text = String::new();
+    reader
+        .read_to_string(&mut text)
+        .map_err(|e| input_error(format!("{source}: cannot read as text ({e})")))?;
+    Ok(text)
+}
+
 /// Reads a file in whatever supported format it holds (or `options.format`).
 pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
     let source = path.display().to_string();
-    let (head, mut reader) = open(path)?;
+    let (head, reader) = open(path)?;
     let format = match options.format {
         Some(format) => format,
         None => detect(&source, &head)?,
@@ -243,10 +313,7 @@ pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
     };
     match format {
         Format::CaudaRun => {
-            let mut text = String::new();
-            reader
-                .read_to_string(&mut text)
-                .map_err(|e| input_error(format!("{source}: cannot read as text ({e})")))?;
+            let text = read_text(&source, reader)?;
             let run = runfile::parse(&source, &text)?;
             Ok(loaded(run.series.clone(), Some(run)))
         }
@@ -254,6 +321,25 @@ pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
             hlog::read(&source, reader, options.unit.nanos())?,
             None,
         )),
+        Format::Hgrm => Ok(loaded(hgrm::read(&source, reader, options.unit)?, None)),
+        Format::FioJson => {
+            let text = read_text(&source, reader)?;
+            Ok(loaded(fio::read_json(&source, &text)?, None))
+        }
+        Format::FioLatLog => Ok(loaded(
+            fio::read_lat_log(&source, reader, options.interval_ns)?,
+            None,
+        )),
+        Format::FioHistLog => Ok(loaded(fio::read_hist_log(&source, reader)?, None)),
+        Format::Sockperf => Ok(loaded(
+            vec![sockperf::read(&source, reader, options.interval_ns)?],
+            None,
+        )),
+        Format::CyclictestHist => Ok(loaded(cyclictest::read_text(&source, reader)?, None)),
+        Format::CyclictestJson => {
+            let text = read_text(&source, reader)?;
+            Ok(loaded(cyclictest::read_json(&source, &text)?, None))
+        }
         Format::Numbers => Ok(loaded(
             vec![numbers::read(&source, reader, options.unit)?],
             None,

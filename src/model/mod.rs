@@ -6,5 +6,5 @@ pub mod series;
 pub mod summary;
 
 pub use run::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
-pub use series::{IntervalRecord, MeasuredFrom, Series};
+pub use series::{IntervalRecord, MeasuredFrom, Reported, Series};
 pub use summary::{Percentiles, Summary};

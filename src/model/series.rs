@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::encoding;
+use super::summary::Percentiles;
 use crate::record::histogram::{ExactStats, LatencyHistogram};
 
 /// Where a series' latencies are measured from.
@@ -87,6 +88,24 @@ impl IntervalRecord {
     }
 }
 
+/// Statistics a tool printed without the distribution behind them (fio's
+/// plain JSON, an `.hgrm`): shown as given, never recomputed or extended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reported {
+    /// Number of values.
+    pub count: u64,
+    /// Smallest value, when reported.
+    pub min: Option<u64>,
+    /// Largest value, when reported.
+    pub max: Option<u64>,
+    /// Mean, when reported.
+    pub mean: Option<f64>,
+    /// Standard deviation, when reported.
+    pub stddev: Option<f64>,
+    /// The percentiles the tool printed, keys normalised (`"99.9"`).
+    pub percentiles: Percentiles,
+}
+
 /// A tagged series of intervals, all in nanoseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Series {
@@ -98,6 +117,9 @@ pub struct Series {
     pub measured_from: MeasuredFrom,
     /// The intervals, in time order.
     pub intervals: Vec<IntervalRecord>,
+    /// For percentiles-only sources: what the tool printed (no intervals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported: Option<Reported>,
 }
 
 impl Series {
@@ -108,6 +130,7 @@ impl Series {
             unit: "ns".into(),
             measured_from,
             intervals: Vec::new(),
+            reported: None,
         }
     }
 

@@ -51,8 +51,8 @@ pub struct Summary {
     pub stddev: f64,
     /// The median (the 50th percentile).
     pub median: u64,
-    /// Median absolute deviation from the median.
-    pub mad: u64,
+    /// Median absolute deviation from the median (`null` for percentiles-only sources).
+    pub mad: Option<u64>,
     /// The requested percentiles.
     pub percentiles: Percentiles,
     /// Values above one hour, clamped in the histogram (absent when none).

@@ -181,7 +181,8 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     rows.push((
         "median".into(),
         format_ns(sum.median as f64),
-        format!("MAD {}", format_ns(sum.mad as f64)),
+        sum.mad
+            .map_or_else(String::new, |mad| format!("MAD {}", format_ns(mad as f64))),
     ));
     if let Some(clamped) = sum.clamped {
         rows.push((

@@ -1,0 +1,187 @@
+//! cyclictest's histograms: the `-h N` text output (one row per µs bucket,
+//! one column per thread, then `# Min/Avg/Max Latencies`, `# Histogram
+//! Overflows` footers) and `--json` (`thread.K.histogram`).
+//!
+//! One series per thread (`thread0`, …). A bucket b holds wake-ups of b to
+//! b+1 µs (cyclictest truncates); it is recorded at b µs. Samples past the
+//! histogram's range (overflows) are known only to be at least N µs: they
+//! are recorded at N µs, while the thread's max stays cyclictest's exact max.
+
+use std::io::BufRead;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::error::input_error;
+use crate::model::{IntervalRecord, MeasuredFrom, Series};
+use crate::record::LatencyHistogram;
+
+fn finish(hists: Vec<LatencyHistogram>, mins: &[u64], maxs: &[u64], avgs: &[f64]) -> Vec<Series> {
+    hists
+        .into_iter()
+        .enumerate()
+        .map(|(t, hist)| {
+            let mut record = IntervalRecord::from_histogram(0, 0, &hist);
+            if let Some(&min) = mins.get(t) {
+                record.min = min * 1_000;
+            }
+            if let Some(&max) = maxs.get(t) {
+                record.max = record.max.max(max * 1_000);
+            }
+            if let Some(&avg) = avgs.get(t) {
+                record.sum = (avg * 1_000.0 * record.count as f64).round() as u128;
+            }
+            let mut series = Series::new(format!("thread{t}"), MeasuredFrom::IntendedStart);
+            series.intervals.push(record);
+            series
+        })
+        .collect()
+}
+
+fn footer_numbers(text: &str) -> Vec<f64> {
+    text.split_whitespace()
+        .filter_map(|w| w.parse::<f64>().ok())
+        .collect()
+}
+
+/// Reads `cyclictest -h N` output.
+pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
+    let mut hists: Vec<LatencyHistogram> = Vec::new();
+    let (mut mins, mut maxs, mut avgs, mut overflows) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut buckets = 0u64;
+    for (index, line) in reader.lines().enumerate() {
+        let line_no = index + 1;
+        let line =
+            line.map_err(|e| input_error(format!("{source}:{line_no}: cannot read ({e})")))?;
+        let text = line.trim();
+        if let Some(comment) = text.strip_prefix('#') {
+            let comment = comment.trim();
+            let numbers = |prefix: &str| comment.strip_prefix(prefix).map(footer_numbers);
+            if let Some(v) = numbers("Min Latencies:") {
+                mins = v.into_iter().map(|x| x as u64).collect();
+            } else if let Some(v) = numbers("Max Latencies:") {
+                maxs = v.into_iter().map(|x| x as u64).collect();
+            } else if let Some(v) = numbers("Avg Latencies:") {
+                avgs = v;
+            } else if let Some(v) = numbers("Histogram Overflows:") {
+                overflows = v.into_iter().map(|x| x as u64).collect();
+            }
+            continue;
+        }
+        if text.is_empty() {
+            continue;
+        }
+        let mut parts = text.split_whitespace();
+        let bucket = parts
+            .next()
+            .and_then(|b| b.parse::<u64>().ok())
+            .ok_or_else(|| {
+                input_error(format!(
+                    "{source}:{line_no}: expected 'BUCKET_US COUNT…' (cyclictest -h output)"
+                ))
+            })?;
+        let counts: Vec<u64> = parts
+            .map(|c| c.parse::<u64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| {
+                input_error(format!(
+                    "{source}:{line_no}: a count is not a non-negative integer"
+                ))
+            })?;
+        if hists.is_empty() {
+            hists = (0..counts.len()).map(|_| LatencyHistogram::new()).collect();
+        }
+        if counts.len() != hists.len() || counts.is_empty() {
+            return Err(input_error(format!(
+                "{source}:{line_no}: {} thread columns, but earlier rows had {}",
+                counts.len(),
+                hists.len()
+            )));
+        }
+        for (hist, &count) in hists.iter_mut().zip(&counts) {
+            hist.record_n(bucket * 1_000, count);
+        }
+        buckets = buckets.max(bucket + 1);
+    }
+    if hists.is_empty() {
+        return Err(input_error(format!(
+            "{source}: no histogram rows; expected cyclictest -h output"
+        )));
+    }
+    for (hist, &over) in hists.iter_mut().zip(&overflows) {
+        hist.record_n(buckets * 1_000, over);
+    }
+    Ok(finish(hists, &mins, &maxs, &avgs))
+}
+
+/// Reads `cyclictest --json=FILE` output.
+pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| {
+        input_error(format!(
+            "{source}:{}:{}: not valid JSON ({e})",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let threads = doc
+        .get("thread")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            input_error(format!(
+                "{source}: cyclictest JSON without a \"thread\" object"
+            ))
+        })?;
+    let mut keys: Vec<(usize, &Value)> = threads
+        .iter()
+        .map(|(k, v)| k.parse::<usize>().map(|i| (i, v)))
+        .collect::<Result<_, _>>()
+        .map_err(|_| input_error(format!("{source}: thread keys must be numbers")))?;
+    keys.sort_by_key(|(i, _)| *i);
+    let (mut hists, mut mins, mut maxs, mut avgs) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (t, thread) in keys {
+        let mut hist = LatencyHistogram::new();
+        let histogram = thread
+            .get("histogram")
+            .and_then(Value::as_object)
+            .ok_or_else(|| {
+                input_error(format!(
+                    "{source}: thread {t} has no histogram (run cyclictest with -h N)"
+                ))
+            })?;
+        for (bucket, count) in histogram {
+            let (Ok(b), Some(c)) = (bucket.parse::<u64>(), count.as_u64()) else {
+                return Err(input_error(format!(
+                    "{source}: thread {t}: bucket '{bucket}' is not 'µs: count'"
+                )));
+            };
+            hist.record_n(b * 1_000, c);
+        }
+        let cycles = thread
+            .get("cycles")
+            .and_then(Value::as_u64)
+            .unwrap_or(hist.count());
+        let max = thread.get("max").and_then(Value::as_u64).unwrap_or(0);
+        // Cycles the histogram could not hold lay beyond its range.
+        if cycles > hist.count() {
+            let beyond = histogram
+                .keys()
+                .filter_map(|b| b.parse::<u64>().ok())
+                .max()
+                .unwrap_or(0)
+                + 1;
+            hist.record_n(beyond.min(max) * 1_000, cycles - hist.count());
+        }
+        mins.push(thread.get("min").and_then(Value::as_u64).unwrap_or(0));
+        maxs.push(max);
+        avgs.push(thread.get("avg").and_then(Value::as_f64).unwrap_or(0.0));
+        hists.push(hist);
+    }
+    if hists.is_empty() {
+        return Err(input_error(format!(
+            "{source}: cyclictest JSON with no threads"
+        )));
+    }
+    Ok(finish(hists, &mins, &maxs, &avgs))
+}

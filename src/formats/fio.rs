@@ -1,0 +1,444 @@
+//! fio's outputs: `--output-format=json` / `json+`, per-I/O latency logs
+//! (`write_lat_log` with `log_avg_msec=0`) and histogram logs
+//! (`write_hist_log`).
+//!
+//! - json+ `clat_ns.bins` (bucket midpoint → count) become a histogram at
+//!   fio's own resolution; plain json keeps only the percentiles fio
+//!   printed, and the series says so. `slat`/`lat` carry only fio's
+//!   count/min/max/mean/stddev.
+//! - A latency log line is `time_ms, value_ns, ddir, bs[, offset][, prio]`;
+//!   values are cut into intervals by their time. An averaged log
+//!   (`log_avg_msec>0`, recognisable by `bs` = 0) is refused: averaging
+//!   destroyed the tail it would be read for.
+//! - A histogram log line is `time_ms, ddir, bs, bin0 … bin1855`, counts per
+//!   interval; bin i < 128 is i ns, above that fio's log-linear buckets
+//!   (6 bits of sub-bucket), taken at their midpoint as fio does.
+
+use std::io::BufRead;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::error::input_error;
+use crate::model::{IntervalRecord, MeasuredFrom, Percentiles, Reported, Series};
+use crate::record::LatencyHistogram;
+
+/// Bins per fio histogram row (FIO_IO_U_PLAT_GROUP_NR × FIO_IO_U_PLAT_VAL).
+pub const HIST_BINS: usize = 1856;
+
+/// The value fio reports for a histogram bin (its midpoint), in ns.
+pub fn bin_value(index: usize) -> u64 {
+    const BITS: u32 = 6;
+    const VAL: usize = 1 << BITS;
+    if index < VAL << 1 {
+        return index as u64;
+    }
+    let error_bits = (index >> BITS) as u32 - 1;
+    let base = 1u64 << (error_bits + BITS);
+    let k = (index % VAL) as u64;
+    base + k * (1 << error_bits) + (1u64 << error_bits) / 2
+}
+
+fn direction_name(ddir: u64) -> String {
+    match ddir {
+        0 => "read".into(),
+        1 => "write".into(),
+        2 => "trim".into(),
+        3 => "sync".into(),
+        other => format!("ddir{other}"),
+    }
+}
+
+/// `job_clat.1.log` → `clat`; the metric fio put in the file name.
+pub fn metric_from_name(source: &str) -> Option<&'static str> {
+    let name = std::path::Path::new(source).file_name()?.to_str()?;
+    ["_clat", "_slat", "_lat"]
+        .into_iter()
+        .find(|m| name.contains(m))
+        .map(|m| &m[1..])
+}
+
+fn tag(direction: &str, metric: Option<&str>) -> String {
+    match metric {
+        Some(m) => format!("{direction}.{m}"),
+        None => direction.to_string(),
+    }
+}
+
+/// Reads fio's JSON or JSON+ output.
+pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
+    // fio may print notes before the JSON document.
+    let start = text
+        .find("\n{")
+        .map(|i| i + 1)
+        .filter(|_| !text.starts_with('{'))
+        .unwrap_or(0);
+    let doc: Value = serde_json::from_str(&text[start..]).map_err(|e| {
+        input_error(format!(
+            "{source}:{}:{}: not valid fio JSON ({e})",
+            e.line() + text[..start].lines().count(),
+            e.column()
+        ))
+    })?;
+    let jobs = doc
+        .get("jobs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| input_error(format!("{source}: fio JSON without a \"jobs\" array")))?;
+    let many = jobs.len() > 1;
+    let mut out = Vec::new();
+    for (j, job) in jobs.iter().enumerate() {
+        let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+        let prefix = if many {
+            format!("{name}#{j}/")
+        } else {
+            String::new()
+        };
+        for direction in ["read", "write", "trim"] {
+            let Some(dir) = job.get(direction) else {
+                continue;
+            };
+            for metric in ["clat", "slat", "lat"] {
+                let Some(stats) = dir.get(format!("{metric}_ns")) else {
+                    continue;
+                };
+                let n = stats.get("N").and_then(Value::as_u64).unwrap_or(0);
+                if n == 0 {
+                    continue;
+                }
+                let tag = format!("{prefix}{direction}.{metric}");
+                out.push(series_from_stats(source, &tag, stats, n)?);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(input_error(format!(
+            "{source}: fio JSON with no completed I/O in any job"
+        )));
+    }
+    Ok(out)
+}
+
+fn series_from_stats(source: &str, tag: &str, stats: &Value, n: u64) -> Result<Series> {
+    let int = |key: &str| stats.get(key).and_then(Value::as_u64);
+    let float = |key: &str| stats.get(key).and_then(Value::as_f64);
+    let mut series = Series::new(tag.to_string(), MeasuredFrom::Unknown);
+    if let Some(bins) = stats.get("bins").and_then(Value::as_object) {
+        let mut hist = LatencyHistogram::new();
+        for (value, count) in bins {
+            let v = value.parse::<u64>().map_err(|_| {
+                input_error(format!(
+                    "{source}: {tag}: bin '{value}' is not an integer nanosecond value"
+                ))
+            })?;
+            let c = count.as_u64().ok_or_else(|| {
+                input_error(format!(
+                    "{source}: {tag}: bin {value} has a count that is not an integer"
+                ))
+            })?;
+            hist.record_n(v, c);
+        }
+        let mut record = IntervalRecord::from_histogram(0, 0, &hist);
+        // fio's own min/max/mean are exact; the bins are bucket midpoints.
+        if let (Some(min), Some(max), Some(mean)) = (int("min"), int("max"), float("mean")) {
+            record.min = min;
+            record.max = max;
+            record.sum = (mean * record.count as f64).round() as u128;
+        }
+        series.intervals.push(record);
+        return Ok(series);
+    }
+    let mut percentiles = Vec::new();
+    if let Some(map) = stats.get("percentile").and_then(Value::as_object) {
+        for (key, value) in map {
+            let p = crate::analyze::Percentile::parse(key)
+                .map_err(|e| input_error(format!("{source}: {tag}: percentile key {e}")))?;
+            let v = value.as_u64().ok_or_else(|| {
+                input_error(format!(
+                    "{source}: {tag}: percentile {key} is not an integer"
+                ))
+            })?;
+            percentiles.push((p.key, v));
+        }
+    }
+    series.reported = Some(Reported {
+        count: n,
+        min: int("min"),
+        max: int("max"),
+        mean: float("mean"),
+        stddev: float("stddev"),
+        percentiles: Percentiles(percentiles),
+    });
+    Ok(series)
+}
+
+/// Splits a fio log line into trimmed fields without allocating.
+fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|&b| b == b',').map(|f| f.trim_ascii())
+}
+
+fn parse_u64(field: &[u8]) -> Option<u64> {
+    if field.is_empty() || field.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in field {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((b - b'0') as u64)?;
+    }
+    Some(v)
+}
+
+/// Per-direction interval accumulation for logs.
+struct Direction {
+    series: Series,
+    current: Option<(u64, LatencyHistogram)>,
+    interval_ns: u64,
+}
+
+impl Direction {
+    fn new(tag: String, interval_ns: u64) -> Self {
+        Direction {
+            series: Series::new(tag, MeasuredFrom::Unknown),
+            current: None,
+            interval_ns,
+        }
+    }
+
+    fn record(&mut self, time_ns: u64, value: u64) {
+        let index = time_ns / self.interval_ns;
+        match &mut self.current {
+            // Logs are time-ordered; a late line joins the open interval.
+            Some((open, hist)) if index <= *open => hist.record(value),
+            _ => {
+                self.close();
+                let first = self.series.intervals.len() as u64;
+                for gap in first..index {
+                    self.series.intervals.push(IntervalRecord::from_histogram(
+                        gap * self.interval_ns,
+                        self.interval_ns,
+                        &LatencyHistogram::new(),
+                    ));
+                }
+                let mut hist = LatencyHistogram::new();
+                hist.record(value);
+                self.current = Some((index, hist));
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((index, hist)) = self.current.take() {
+            self.series.intervals.push(IntervalRecord::from_histogram(
+                index * self.interval_ns,
+                self.interval_ns,
+                &hist,
+            ));
+        }
+    }
+}
+
+/// Reads a per-I/O latency log (`log_avg_msec=0`), one series per direction.
+pub fn read_lat_log(
+    source: &str,
+    mut reader: impl BufRead,
+    interval_ns: u64,
+) -> Result<Vec<Series>> {
+    let metric = metric_from_name(source);
+    let mut directions: Vec<(u64, Direction)> = Vec::new();
+    let mut line = Vec::with_capacity(128);
+    let mut line_no = 0usize;
+    let expected = "expected 'time_ms, latency_ns, ddir, bs[, offset][, prio]' (a fio log written with log_avg_msec=0)";
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| input_error(format!("{source}:{}: cannot read ({e})", line_no + 1)))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if line.last() != Some(&b'\n') {
+            return Err(input_error(format!(
+                "{source}:{line_no}: the last line is cut short (fio ends every line with a \
+                 newline): the file looks truncated"
+            )));
+        }
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        let mut it = fields(text);
+        let (Some(time), Some(value), Some(ddir), Some(bs)) =
+            (it.next(), it.next(), it.next(), it.next())
+        else {
+            return Err(input_error(format!(
+                "{source}:{line_no}: too few fields; {expected}"
+            )));
+        };
+        let extra = it.count();
+        if extra > 2 {
+            return Err(input_error(format!(
+                "{source}:{line_no}: {} fields; {expected}",
+                4 + extra
+            )));
+        }
+        let parse = |field: &[u8], what: &str| {
+            parse_u64(field).ok_or_else(|| {
+                input_error(format!(
+                    "{source}:{line_no}: {what} '{}' is not a non-negative integer; {expected}",
+                    String::from_utf8_lossy(field)
+                ))
+            })
+        };
+        let time_ms = parse(time, "the time")?;
+        let value = parse(value, "the latency")?;
+        let ddir = parse(ddir, "the direction")?;
+        let bs = parse(bs, "the block size")?;
+        if bs == 0 {
+            return Err(input_error(format!(
+                "{source}:{line_no}: this is an averaged log (block size 0: fio wrote it with \
+                 log_avg_msec > 0); averaging erased the tail — re-run fio with log_avg_msec=0"
+            )));
+        }
+        let direction = match directions.iter_mut().find(|(d, _)| *d == ddir) {
+            Some((_, d)) => d,
+            None => {
+                directions.push((
+                    ddir,
+                    Direction::new(tag(&direction_name(ddir), metric), interval_ns),
+                ));
+                &mut directions.last_mut().expect("just pushed").1
+            }
+        };
+        direction.record(time_ms.saturating_mul(1_000_000), value);
+    }
+    if directions.is_empty() {
+        return Err(input_error(format!("{source}: no log lines; {expected}")));
+    }
+    directions.sort_by_key(|(d, _)| *d);
+    Ok(directions
+        .into_iter()
+        .map(|(_, mut d)| {
+            d.close();
+            d.series
+        })
+        .collect())
+}
+
+/// Reads a histogram log (`write_hist_log`), one series per direction; each
+/// row is the interval ending at its time.
+pub fn read_hist_log(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
+    let metric = metric_from_name(source);
+    let mut out: Vec<(u64, Series, u64)> = Vec::new();
+    for (index, line) in reader.split(b'\n').enumerate() {
+        let line_no = index + 1;
+        let line =
+            line.map_err(|e| input_error(format!("{source}:{line_no}: cannot read ({e})")))?;
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        let values: Vec<u64> = fields(text)
+            .enumerate()
+            .map(|(i, f)| {
+                parse_u64(f).ok_or_else(|| {
+                    input_error(format!(
+                        "{source}:{line_no}: field {} '{}' is not a non-negative integer",
+                        i + 1,
+                        String::from_utf8_lossy(f)
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        if values.len() != HIST_BINS + 3 {
+            return Err(input_error(format!(
+                "{source}:{line_no}: {} fields; expected 'time_ms, ddir, bs' and {HIST_BINS} bin counts",
+                values.len()
+            )));
+        }
+        let (time_ms, ddir) = (values[0], values[1]);
+        let mut hist = LatencyHistogram::new();
+        for (bin, &count) in values[3..].iter().enumerate() {
+            hist.record_n(bin_value(bin), count);
+        }
+        let entry = match out.iter_mut().find(|(d, _, _)| *d == ddir) {
+            Some(e) => e,
+            None => {
+                out.push((
+                    ddir,
+                    Series::new(tag(&direction_name(ddir), metric), MeasuredFrom::Unknown),
+                    0,
+                ));
+                out.last_mut().expect("just pushed")
+            }
+        };
+        let start = entry.2;
+        let end = time_ms * 1_000_000;
+        entry.1.intervals.push(IntervalRecord::from_histogram(
+            start,
+            end.saturating_sub(start),
+            &hist,
+        ));
+        entry.2 = end;
+    }
+    if out.is_empty() {
+        return Err(input_error(format!("{source}: no histogram rows")));
+    }
+    out.sort_by_key(|(d, _, _)| *d);
+    Ok(out.into_iter().map(|(_, s, _)| s).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bin_values_follow_fio() {
+        assert_eq!(bin_value(0), 0);
+        assert_eq!(bin_value(127), 127);
+        // i = 128: error_bits 1, base 128, width 2 → midpoint 129.
+        assert_eq!(bin_value(128), 129);
+        assert_eq!(bin_value(191), 128 + 63 * 2 + 1);
+        // The last bin is near 2^34 ns (~17 s): fio's saturation point.
+        assert!(bin_value(HIST_BINS - 1) > 16_000_000_000);
+    }
+
+    #[test]
+    fn averaged_logs_are_refused() {
+        let err = read_lat_log(
+            "avg_clat.1.log",
+            "100, 23164, 0, 0, 0\n".as_bytes(),
+            1_000_000_000,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("log_avg_msec=0"), "{err}");
+    }
+
+    #[test]
+    fn lat_logs_cut_into_intervals_per_direction() {
+        let text = "0, 100, 0, 4096, 0\n5, 200, 1, 4096, 0\n2500, 300, 0, 4096, 0\n";
+        let s = read_lat_log("x_clat.1.log", text.as_bytes(), 1_000_000_000).unwrap();
+        assert!(
+            read_lat_log("t", "0, 100, 0, 4096".as_bytes(), 1).is_err(),
+            "cut short"
+        );
+        assert_eq!(s[0].tag, "read.clat");
+        assert_eq!(s[1].tag, "write.clat");
+        let counts: Vec<u64> = s[0].intervals.iter().map(|i| i.count).collect();
+        assert_eq!(counts, vec![1, 0, 1]);
+        for bad in [
+            "0, x, 0, 4096\n",
+            "1, 2\n",
+            "1,2,3,4,5,6,7\n",
+            "-1, 2, 0, 4096\n",
+        ] {
+            assert!(
+                read_lat_log("t", bad.as_bytes(), 1_000_000_000).is_err(),
+                "{bad}"
+            );
+        }
+    }
+}
