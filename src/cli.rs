@@ -278,6 +278,9 @@ pub struct InputArgs {
     /// Interval length to cut timestamped logs into (fio latency logs, sockperf).
     #[arg(long = "log-interval", value_name = "DURATION", default_value = "1s", value_parser = duration)]
     pub log_interval: u64,
+    /// For CSV input: the column holding the values, by header name or 1-based position.
+    #[arg(long, value_name = "NAME|N")]
+    pub column: Option<String>,
 }
 
 impl InputArgs {
@@ -287,6 +290,10 @@ impl InputArgs {
             unit: self.unit,
             format: self.format,
             interval_ns: self.log_interval.max(1_000_000),
+            column: self
+                .column
+                .as_deref()
+                .map(crate::formats::numbers::Column::parse),
         }
     }
 }

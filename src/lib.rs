@@ -144,7 +144,7 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
     let inputs = args
         .files
         .iter()
-        .map(|path| formats::load(path, options))
+        .map(|path| formats::load(path, &options))
         .collect::<Result<Vec<_>>>()?;
     let analysis = analyze::analyze(&inputs, &analysis_options)?;
     let mut out = std::io::stdout().lock();
@@ -160,8 +160,8 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
 
 fn compare(args: CompareArgs) -> Result<Outcome> {
     let options = args.input.read_options();
-    let base = formats::load(&args.base, options)?;
-    let new = formats::load(&args.new, options)?;
+    let base = formats::load(&args.base, &options)?;
+    let new = formats::load(&args.new, &options)?;
     let budgets = args.fail_if_worse.map(|b| b.0).unwrap_or_default();
     let compare_options = analyze::compare::CompareOptions {
         confidence: args.confidence,
@@ -202,7 +202,7 @@ fn load_all(files: &[std::path::PathBuf], input: &cli::InputArgs) -> Result<Vec<
     let options = input.read_options();
     files
         .iter()
-        .map(|path| formats::load(path, options))
+        .map(|path| formats::load(path, &options))
         .collect()
 }
 

@@ -77,7 +77,7 @@ impl Loaded {
 }
 
 /// Options that only some formats use.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ReadOptions {
     /// The unit of plain numbers (and of .hlog and .hgrm values).
     pub unit: TimeUnit,
@@ -85,6 +85,8 @@ pub struct ReadOptions {
     pub format: Option<Format>,
     /// Interval length for logs of timestamped values (fio, sockperf), ns.
     pub interval_ns: u64,
+    /// The CSV column holding the values.
+    pub column: Option<numbers::Column>,
 }
 
 impl ReadOptions {
@@ -94,6 +96,7 @@ impl ReadOptions {
             unit,
             format: None,
             interval_ns: 1_000_000_000,
+            column: None,
         }
     }
 }
@@ -298,7 +301,7 @@ fn read_text(source: &str, mut reader: Box<dyn BufRead>) -> Result<String> {
 }
 
 /// Reads a file in whatever supported format it holds (or `options.format`).
-pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
+pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
     let source = path.display().to_string();
     let (head, reader) = open(path)?;
     let format = match options.format {
@@ -341,7 +344,12 @@ pub fn load(path: &Path, options: ReadOptions) -> Result<Loaded> {
             Ok(loaded(cyclictest::read_json(&source, &text)?, None))
         }
         Format::Numbers => Ok(loaded(
-            vec![numbers::read(&source, reader, options.unit)?],
+            vec![numbers::read(
+                &source,
+                reader,
+                options.unit,
+                options.column.as_ref(),
+            )?],
             None,
         )),
     }
