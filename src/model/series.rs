@@ -77,6 +77,9 @@ impl IntervalRecord {
     /// Decodes the histogram and checks it against the stored count.
     pub fn decode(&self) -> Result<LatencyHistogram, String> {
         let hdr = encoding::decode(&self.histogram)?;
+        if self.count > 0 && self.min > self.max {
+            return Err(format!("min {} is above max {}", self.min, self.max));
+        }
         if hdr.len() != self.count {
             return Err(format!(
                 "the histogram holds {} values but the interval says count {}",
