@@ -55,7 +55,16 @@ fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
             }
             5 => {
                 let at = rng.below(len).min(bytes.len());
-                let digits = ["-1", "NaN", "1e309", "99999999999999999999999", "0x", ",", "\n", "\0"];
+                let digits = [
+                    "-1",
+                    "NaN",
+                    "1e309",
+                    "99999999999999999999999",
+                    "0x",
+                    ",",
+                    "\n",
+                    "\0",
+                ];
                 bytes.splice(at..at, digits[rng.below(digits.len())].bytes());
             }
             _ => {
@@ -71,7 +80,10 @@ fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
 
 #[test]
 fn mutated_fixtures_never_panic_the_importers() {
-    let per_fixture: usize = std::env::var("CAUDA_MUTATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let per_fixture: usize = std::env::var("CAUDA_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut fixtures = Vec::new();
     for dir in ["fio", "sockperf", "cyclictest", "hdr"] {
@@ -97,14 +109,25 @@ fn mutated_fixtures_never_panic_the_importers() {
             let result = std::panic::catch_unwind(|| {
                 let loaded = formats::load(&target, &options)?;
                 // What loads must also analyse without a panic (errors are fine).
-                let _ = cauda::analyze::analyze(std::slice::from_ref(&loaded), &cauda::analyze::Options::default());
+                let _ = cauda::analyze::analyze(
+                    std::slice::from_ref(&loaded),
+                    &cauda::analyze::Options::default(),
+                );
                 Ok::<_, anyhow::Error>(loaded)
             });
             match result {
                 Ok(Ok(_)) => loaded += 1,
                 Ok(Err(e)) => {
-                    assert_eq!(cauda::error::exit_code_for(&e), 2, "{}: not an input error: {e:#}", fixture.display());
-                    assert!(e.to_string().contains("mutant"), "the error names the file: {e}");
+                    assert_eq!(
+                        cauda::error::exit_code_for(&e),
+                        2,
+                        "{}: not an input error: {e:#}",
+                        fixture.display()
+                    );
+                    assert!(
+                        e.to_string().contains("mutant"),
+                        "the error names the file: {e}"
+                    );
                     refused += 1;
                 }
                 Err(_) => {
@@ -115,6 +138,9 @@ fn mutated_fixtures_never_panic_the_importers() {
             }
         }
     }
-    eprintln!("{} fixtures × {per_fixture}: {loaded} loaded, {refused} refused", fixtures.len());
+    eprintln!(
+        "{} fixtures × {per_fixture}: {loaded} loaded, {refused} refused",
+        fixtures.len()
+    );
     assert!(refused > 0 && loaded > 0);
 }

@@ -162,23 +162,26 @@ pub fn merge_with_points(
     let mut total = LatencyHistogram::new();
     let mut points = Vec::with_capacity(series.intervals.len());
     for (i, interval) in series.intervals.iter().enumerate() {
+        let stats = interval.stats();
         if interval.count == 0 {
-            points.push(stalls::IntervalPoint::of(
+            points.push(stalls::IntervalPoint::from_entries(
                 interval.start_ns,
                 interval.length_ns,
-                &LatencyHistogram::new(),
+                &[],
+                &stats,
             ));
             continue;
         }
-        let hist = interval
-            .decode()
+        let entries = interval
+            .entries()
             .map_err(|e| format!("series '{}', interval {i}: {e}", series.tag))?;
-        points.push(stalls::IntervalPoint::of(
+        points.push(stalls::IntervalPoint::from_entries(
             interval.start_ns,
             interval.length_ns,
-            &hist,
+            &entries,
+            &stats,
         ));
-        total.add(&hist);
+        total.add_sparse(&entries, &stats);
     }
     Ok((total, points))
 }

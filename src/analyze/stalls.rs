@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::quantile::values_at_ranks;
-use crate::record::LatencyHistogram;
+use crate::record::{ExactStats, LatencyHistogram};
 
 /// One interval's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -42,12 +42,46 @@ impl IntervalPoint {
         let n = stats.count;
         let ranks = [n.div_ceil(2), (n * 99).div_ceil(100)];
         let values = values_at_ranks(hist, &ranks);
+        Self::with(start_ns, length_ns, &stats, values[0], values[1])
+    }
+
+    /// Summarises one interval from its sparse (bucket value, count) pairs.
+    pub fn from_entries(
+        start_ns: u64,
+        length_ns: u64,
+        entries: &[(u64, u64)],
+        stats: &ExactStats,
+    ) -> Self {
+        let n = stats.count;
+        let ranks = [n.div_ceil(2), (n * 99).div_ceil(100)];
+        let mut values = [stats.max; 2];
+        let mut cumulative = 0;
+        let mut next = 0;
+        for &(value, count) in entries {
+            cumulative += count;
+            while next < 2 && ranks[next] <= cumulative {
+                values[next] = if ranks[next] >= n {
+                    stats.max
+                } else {
+                    value.max(stats.min).min(stats.max)
+                };
+                next += 1;
+            }
+        }
+        if n == 0 {
+            values = [0, 0];
+        }
+        Self::with(start_ns, length_ns, stats, values[0], values[1])
+    }
+
+    fn with(start_ns: u64, length_ns: u64, stats: &ExactStats, p50: u64, p99: u64) -> Self {
+        let n = stats.count;
         IntervalPoint {
             start_s: start_ns as f64 / 1e9,
             length_s: length_ns as f64 / 1e9,
             count: n,
-            p50: values[0],
-            p99: values[1],
+            p50,
+            p99,
             max: stats.max,
             mean: (stats.mean() * 10.0).round() / 10.0,
         }

@@ -190,10 +190,75 @@ fn parse_u64(field: &[u8]) -> Option<u64> {
     Some(v)
 }
 
-/// Per-direction interval accumulation for logs.
+/// Why a latency-log line did not scan.
+enum LineError {
+    /// The line has this many fields (4 to 6 expected).
+    Fields(usize),
+    /// Field i (0-based, among the first four) is not a u64.
+    Number(usize),
+}
+
+/// Scans `time, value, ddir, bs[, offset][, prio]` in one pass: the first
+/// four as integers, the rest only counted. The hot loop of log import.
+#[inline]
+fn scan_lat_line(line: &[u8]) -> Result<[u64; 4], LineError> {
+    let mut out = [0u64; 4];
+    let mut field = 0usize;
+    let mut i = 0usize;
+    let n = line.len();
+    while field < 4 {
+        while i < n && line[i] == b' ' {
+            i += 1;
+        }
+        let start = i;
+        let mut v: u64 = 0;
+        // Up to 19 digits cannot overflow a u64; more is refused below.
+        while i < n && line[i].is_ascii_digit() {
+            v = v.wrapping_mul(10).wrapping_add((line[i] - b'0') as u64);
+            i += 1;
+        }
+        if i - start > 19 {
+            return Err(LineError::Number(field));
+        }
+        while i < n && line[i] == b' ' {
+            i += 1;
+        }
+        if i == start || (i < n && line[i] != b',') {
+            return Err(if i >= n && field < 3 {
+                LineError::Fields(field + 1)
+            } else {
+                LineError::Number(field)
+            });
+        }
+        out[field] = v;
+        field += 1;
+        if i >= n {
+            break;
+        }
+        i += 1; // the comma
+    }
+    if field < 4 {
+        return Err(LineError::Fields(field));
+    }
+    let rest = if i >= n {
+        0
+    } else {
+        1 + line[i..].iter().filter(|&&b| b == b',').count()
+    };
+    if rest > 2 {
+        return Err(LineError::Fields(4 + rest));
+    }
+    Ok(out)
+}
+
+/// Per-direction interval accumulation for logs. Values of the open
+/// interval are kept raw and bucketed when it closes (sort, then one
+/// bucket boundary per distinct bucket): cheaper per line than a histogram
+/// record, and exact statistics come for free.
 struct Direction {
     series: Series,
-    current: Option<(u64, LatencyHistogram)>,
+    open: Option<u64>,
+    values: Vec<u64>,
     interval_ns: u64,
 }
 
@@ -201,18 +266,20 @@ impl Direction {
     fn new(tag: String, interval_ns: u64) -> Self {
         Direction {
             series: Series::new(tag, MeasuredFrom::Unknown),
-            current: None,
+            open: None,
+            values: Vec::with_capacity(4096),
             interval_ns,
         }
     }
 
-    fn record(&mut self, time_ns: u64, value: u64) {
+    #[inline]
+    fn record(&mut self, time_ns: u64, value: u64, shape: &hdrhistogram::Histogram<u64>) {
         let index = time_ns / self.interval_ns;
-        match &mut self.current {
+        match self.open {
             // Logs are time-ordered; a late line joins the open interval.
-            Some((open, hist)) if index <= *open => hist.record(value),
+            Some(open) if index <= open => self.values.push(value),
             _ => {
-                self.close();
+                self.close(shape);
                 let first = self.series.intervals.len() as u64;
                 for gap in first..index {
                     self.series.intervals.push(IntervalRecord::from_histogram(
@@ -221,21 +288,46 @@ impl Direction {
                         &LatencyHistogram::new(),
                     ));
                 }
-                let mut hist = LatencyHistogram::new();
-                hist.record(value);
-                self.current = Some((index, hist));
+                self.values.push(value);
+                self.open = Some(index);
             }
         }
     }
 
-    fn close(&mut self) {
-        if let Some((index, hist)) = self.current.take() {
-            self.series.intervals.push(IntervalRecord::from_histogram(
-                index * self.interval_ns,
-                self.interval_ns,
-                &hist,
-            ));
+    fn close(&mut self, shape: &hdrhistogram::Histogram<u64>) {
+        let Some(index) = self.open.take() else {
+            return;
+        };
+        self.values.sort_unstable();
+        let mut entries: Vec<(u64, u64)> = Vec::new();
+        let mut top = 0u64;
+        let mut sum = 0u128;
+        let mut clamped = 0;
+        for &v in &self.values {
+            sum += v as u128;
+            let bucketed = v.min(crate::record::histogram::HIGHEST_NS);
+            clamped += u64::from(v > crate::record::histogram::HIGHEST_NS);
+            match entries.last_mut() {
+                Some(last) if bucketed <= top => last.1 += 1,
+                _ => {
+                    top = shape.highest_equivalent(bucketed);
+                    entries.push((top, 1));
+                }
+            }
         }
+        self.series.intervals.push(IntervalRecord {
+            start_ns: index * self.interval_ns,
+            length_ns: self.interval_ns,
+            count: self.values.len() as u64,
+            min: self.values.first().copied().unwrap_or(0),
+            max: self.values.last().copied().unwrap_or(0),
+            sum,
+            clamped,
+            histogram: crate::model::series::HistogramData::Sparse(
+                crate::model::series::pack_entries(entries),
+            ),
+        });
+        self.values.clear();
     }
 }
 
@@ -247,19 +339,10 @@ pub fn read_lat_log(
 ) -> Result<Vec<Series>> {
     let metric = metric_from_name(source);
     let mut directions: Vec<(u64, Direction)> = Vec::new();
-    let mut line = Vec::with_capacity(128);
-    let mut line_no = 0usize;
+    let shape = crate::record::histogram::empty_hdr();
     let expected = "expected 'time_ms, latency_ns, ddir, bs[, offset][, prio]' (a fio log written with log_avg_msec=0)";
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| input_error(format!("{source}:{}: cannot read ({e})", line_no + 1)))?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
-        if line.last() != Some(&b'\n') {
+    super::lines::for_each_line(&mut reader, |line_no, line, newline| -> Result<()> {
+        if !newline {
             return Err(input_error(format!(
                 "{source}:{line_no}: the last line is cut short (fio ends every line with a \
                  newline): the file looks truncated"
@@ -267,35 +350,24 @@ pub fn read_lat_log(
         }
         let text = line.trim_ascii();
         if text.is_empty() {
-            continue;
+            return Ok(());
         }
-        let mut it = fields(text);
-        let (Some(time), Some(value), Some(ddir), Some(bs)) =
-            (it.next(), it.next(), it.next(), it.next())
-        else {
-            return Err(input_error(format!(
-                "{source}:{line_no}: too few fields; {expected}"
-            )));
-        };
-        let extra = it.count();
-        if extra > 2 {
-            return Err(input_error(format!(
-                "{source}:{line_no}: {} fields; {expected}",
-                4 + extra
-            )));
-        }
-        let parse = |field: &[u8], what: &str| {
-            parse_u64(field).ok_or_else(|| {
-                input_error(format!(
+        let [time_ms, value, ddir, bs] = match scan_lat_line(text) {
+            Ok(v) => v,
+            Err(LineError::Fields(n)) => {
+                return Err(input_error(format!(
+                    "{source}:{line_no}: {n} fields; {expected}"
+                )));
+            }
+            Err(LineError::Number(i)) => {
+                let field = fields(text).nth(i).unwrap_or_default();
+                let what = ["the time", "the latency", "the direction", "the block size"][i.min(3)];
+                return Err(input_error(format!(
                     "{source}:{line_no}: {what} '{}' is not a non-negative integer; {expected}",
                     String::from_utf8_lossy(field)
-                ))
-            })
+                )));
+            }
         };
-        let time_ms = parse(time, "the time")?;
-        let value = parse(value, "the latency")?;
-        let ddir = parse(ddir, "the direction")?;
-        let bs = parse(bs, "the block size")?;
         if bs == 0 {
             return Err(input_error(format!(
                 "{source}:{line_no}: this is an averaged log (block size 0: fio wrote it with \
@@ -312,8 +384,16 @@ pub fn read_lat_log(
                 &mut directions.last_mut().expect("just pushed").1
             }
         };
-        direction.record(time_ms.saturating_mul(1_000_000), value);
-    }
+        direction.record(time_ms.saturating_mul(1_000_000), value, &shape);
+        Ok(())
+    })
+    .map_err(|e: anyhow::Error| {
+        if e.downcast_ref::<std::io::Error>().is_some() {
+            input_error(format!("{source}: cannot read ({e})"))
+        } else {
+            e
+        }
+    })?;
     if directions.is_empty() {
         return Err(input_error(format!("{source}: no log lines; {expected}")));
     }
@@ -321,7 +401,7 @@ pub fn read_lat_log(
     Ok(directions
         .into_iter()
         .map(|(_, mut d)| {
-            d.close();
+            d.close(&shape);
             d.series
         })
         .collect())

@@ -56,7 +56,7 @@ pub fn interval_line(tag: &str, interval: &IntervalRecord) -> String {
         interval.start_ns as f64 / 1e9,
         interval.length_ns as f64 / 1e9,
         interval.max as f64 / 1e6,
-        interval.histogram
+        interval.histogram.encoded()
     )
 }
 
@@ -268,10 +268,10 @@ pub fn interval_from_hdr(
         max: if count == 0 { 0 } else { hdr.max() },
         sum,
         clamped: 0,
-        histogram: encoded.map_or_else(
+        histogram: crate::model::series::HistogramData::Encoded(encoded.map_or_else(
             || crate::model::encoding::encode(hdr),
             |e| e.trim().to_string(),
-        ),
+        )),
     }
 }
 

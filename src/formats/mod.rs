@@ -12,6 +12,7 @@ pub mod export;
 pub mod fio;
 pub mod hgrm;
 pub mod hlog;
+pub mod lines;
 pub mod merge;
 pub mod numbers;
 pub mod runfile;
@@ -258,17 +259,17 @@ impl<R: BufRead> Read for GzAware<R> {
 
 impl<R: BufRead> BufRead for GzAware<R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        let (gzip, source) = (self.gzip, self.source.clone());
-        self.inner.fill_buf().map_err(|e| {
-            if gzip {
+        if self.gzip {
+            let source = &self.source;
+            self.inner.fill_buf().map_err(|e| {
                 std::io::Error::new(
                     e.kind(),
                     format!("{source}: the gzip stream is truncated or corrupt ({e})"),
                 )
-            } else {
-                e
-            }
-        })
+            })
+        } else {
+            self.inner.fill_buf()
+        }
     }
 
     fn consume(&mut self, amount: usize) {

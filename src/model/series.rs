@@ -20,6 +20,124 @@ pub enum MeasuredFrom {
     Unknown,
 }
 
+/// An interval's histogram: as stored (HdrHistogram V2 deflate base64), or
+/// as sparse bucket counts while it lives only in memory. Both serialize to
+/// the base64 string; the sparse form spares analysis a decode and importers
+/// an encode.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistogramData {
+    /// V2 deflate base64, as in run files and `.hlog` lines.
+    Encoded(String),
+    /// (bucket value, count) pairs in increasing value, in cauda's own
+    /// precision, packed as LEB128 (value delta, count): ~3 bytes a bucket.
+    Sparse(Vec<u8>),
+}
+
+fn push_leb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Packs increasing (value, count) pairs.
+pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut previous = 0;
+    for (value, count) in entries {
+        push_leb128(&mut out, value - previous);
+        push_leb128(&mut out, count);
+        previous = value;
+    }
+    out.shrink_to_fit();
+    out
+}
+
+/// Unpacks what [`pack_entries`] wrote.
+pub fn unpack_entries(bytes: &[u8]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(bytes.len() / 2);
+    let (mut at, mut value) = (0, 0u64);
+    while at < bytes.len() {
+        let (Some(delta), Some(count)) = (read_leb128(bytes, &mut at), read_leb128(bytes, &mut at))
+        else {
+            break;
+        };
+        value = value.saturating_add(delta);
+        out.push((value, count));
+    }
+    out
+}
+
+impl HistogramData {
+    /// The sparse buckets of a histogram.
+    pub fn sparse(hist: &LatencyHistogram) -> Self {
+        HistogramData::Sparse(pack_entries(
+            hist.hdr()
+                .iter_recorded()
+                .map(|b| (b.value_iterated_to(), b.count_at_value())),
+        ))
+    }
+
+    /// The base64 string.
+    pub fn encoded(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            HistogramData::Encoded(text) => std::borrow::Cow::Borrowed(text),
+            HistogramData::Sparse(packed) => {
+                let mut hdr = crate::record::histogram::empty_hdr();
+                for (v, c) in unpack_entries(packed) {
+                    let _ = hdr.record_n(v.min(crate::record::histogram::HIGHEST_NS), c);
+                }
+                std::borrow::Cow::Owned(encoding::encode(&hdr))
+            }
+        }
+    }
+
+    /// The (bucket value, count) pairs in increasing value.
+    pub fn entries(&self) -> Result<std::borrow::Cow<'_, [(u64, u64)]>, String> {
+        match self {
+            HistogramData::Sparse(packed) => Ok(std::borrow::Cow::Owned(unpack_entries(packed))),
+            HistogramData::Encoded(text) => {
+                let hdr = encoding::decode(text)?;
+                Ok(std::borrow::Cow::Owned(
+                    hdr.iter_recorded()
+                        .map(|b| (b.value_iterated_to(), b.count_at_value()))
+                        .collect(),
+                ))
+            }
+        }
+    }
+}
+
+impl Serialize for HistogramData {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.encoded())
+    }
+}
+
+impl<'de> Deserialize<'de> for HistogramData {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(HistogramData::Encoded)
+    }
+}
+
 /// One interval of one series: exact statistics and the histogram.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
@@ -40,7 +158,7 @@ pub struct IntervalRecord {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clamped: u64,
     /// HdrHistogram V2 deflate, base64 (the `.hlog` line encoding).
-    pub histogram: String,
+    pub histogram: HistogramData,
 }
 
 fn is_zero(value: &u64) -> bool {
@@ -59,7 +177,7 @@ impl IntervalRecord {
             max: stats.max,
             sum: stats.sum,
             clamped: stats.clamped,
-            histogram: encoding::encode(hist.hdr()),
+            histogram: HistogramData::sparse(hist),
         }
     }
 
@@ -74,19 +192,40 @@ impl IntervalRecord {
         }
     }
 
-    /// Decodes the histogram and checks it against the stored count.
-    pub fn decode(&self) -> Result<LatencyHistogram, String> {
-        let hdr = encoding::decode(&self.histogram)?;
+    /// Checks the stored statistics against each other and the histogram.
+    fn check(&self, total: u64) -> Result<(), String> {
         if self.count > 0 && self.min > self.max {
             return Err(format!("min {} is above max {}", self.min, self.max));
         }
-        if hdr.len() != self.count {
+        if total != self.count {
             return Err(format!(
-                "the histogram holds {} values but the interval says count {}",
-                hdr.len(),
+                "the histogram holds {total} values but the interval says count {}",
                 self.count
             ));
         }
+        Ok(())
+    }
+
+    /// The histogram's (bucket value, count) pairs, checked against the count.
+    pub fn entries(&self) -> Result<std::borrow::Cow<'_, [(u64, u64)]>, String> {
+        let entries = self.histogram.entries()?;
+        self.check(entries.iter().map(|e| e.1).sum())?;
+        Ok(entries)
+    }
+
+    /// Decodes the histogram and checks it against the stored count.
+    pub fn decode(&self) -> Result<LatencyHistogram, String> {
+        let hdr = match &self.histogram {
+            HistogramData::Encoded(text) => encoding::decode(text)?,
+            HistogramData::Sparse(packed) => {
+                let mut hdr = crate::record::histogram::empty_hdr();
+                for (v, c) in unpack_entries(packed) {
+                    let _ = hdr.record_n(v.min(crate::record::histogram::HIGHEST_NS), c);
+                }
+                hdr
+            }
+        };
+        self.check(hdr.len())?;
         Ok(LatencyHistogram::from_parts(hdr, self.stats()))
     }
 }
@@ -145,10 +284,10 @@ impl Series {
             if interval.count == 0 {
                 continue;
             }
-            let hist = interval
-                .decode()
+            let entries = interval
+                .entries()
                 .map_err(|e| format!("series '{}', interval {i}: {e}", self.tag))?;
-            total.add(&hist);
+            total.add_sparse(&entries, &interval.stats());
         }
         Ok(total)
     }
@@ -156,5 +295,20 @@ impl Series {
     /// Total number of values across intervals.
     pub fn count(&self) -> u64 {
         self.intervals.iter().map(|i| i.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_entries_round_trip() {
+        let entries = vec![(0, 1), (127, 300), (128, 1), (3_600_000_000_000, u64::MAX)];
+        assert_eq!(unpack_entries(&pack_entries(entries.clone())), entries);
+        assert!(
+            unpack_entries(&[0xff]).is_empty(),
+            "a cut varint is dropped, not a panic"
+        );
     }
 }

@@ -154,6 +154,15 @@ impl LatencyHistogram {
         }
     }
 
+    /// Adds sparse (bucket value, count) pairs whose exact statistics are
+    /// `stats` (one interval's worth): an exact merge without a decode.
+    pub fn add_sparse(&mut self, entries: &[(u64, u64)], stats: &ExactStats) {
+        self.stats.merge(stats);
+        for &(value, count) in entries {
+            let _ = self.hist.record_n(value.min(HIGHEST_NS), count);
+        }
+    }
+
     /// Empties the histogram for reuse without freeing its memory.
     pub fn reset(&mut self) {
         self.hist.reset();
