@@ -214,21 +214,30 @@ fn open(path: &Path) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
             "{source}: is a directory; give a file"
         )));
     }
-    let mut raw = BufReader::with_capacity(1 << 16, file);
-    let gzip = raw.fill_buf().map_err(open_error)?.starts_with(&GZIP_MAGIC);
+    let raw = BufReader::with_capacity(1 << 16, file);
+    sniff(&source, Box::new(raw))
+}
+
+/// Decompresses gzip when the stream starts with its magic number, and
+/// returns the first bytes (for detection) and a reader from the start.
+fn sniff(source: &str, mut raw: Box<dyn BufRead>) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
+    let gzip = raw
+        .fill_buf()
+        .map_err(|e| input_error(format!("{source}: cannot read ({e})")))?
+        .starts_with(&GZIP_MAGIC);
     let mut reader: Box<dyn BufRead> = if gzip {
         Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(raw)))
     } else {
-        Box::new(raw)
+        raw
     };
     let mut head = Vec::with_capacity(8192);
     (&mut reader)
         .take(8192)
         .read_to_end(&mut head)
-        .map_err(|e| read_error(&source, gzip, e))?;
+        .map_err(|e| read_error(source, gzip, e))?;
     let rest: Box<dyn BufRead> = Box::new(GzAware {
         inner: std::io::Cursor::new(head.clone()).chain(reader),
-        source,
+        source: source.to_string(),
         gzip,
     });
     Ok((head, rest))
@@ -305,6 +314,23 @@ fn read_text(source: &str, mut reader: Box<dyn BufRead>) -> Result<String> {
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
     let source = path.display().to_string();
     let (head, reader) = open(path)?;
+    load_from(source, head, reader, options)
+}
+
+/// Reads bytes already in memory, named `source` in errors (the fuzz
+/// targets' entry point; also handy for stdin).
+pub fn load_bytes(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<Loaded> {
+    let owned: Box<dyn BufRead> = Box::new(std::io::Cursor::new(bytes.to_vec()));
+    let (head, reader) = sniff(source, owned)?;
+    load_from(source.to_string(), head, reader, options)
+}
+
+fn load_from(
+    source: String,
+    head: Vec<u8>,
+    reader: Box<dyn BufRead>,
+    options: &ReadOptions,
+) -> Result<Loaded> {
     let format = match options.format {
         Some(format) => format,
         None => detect(&source, &head)?,
