@@ -4,13 +4,11 @@
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn cauda() -> Command {
-    Command::cargo_bin("cauda").unwrap()
-}
+mod common;
+use common::{cauda, refused};
 
 fn json(args: &[&str]) -> Value {
     let out = cauda().args(args).output().unwrap();
@@ -220,14 +218,6 @@ fn compare_a_run_with_itself_and_gate_on_budgets() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("worse than allowed: values p99"));
-}
-
-fn refused(args: &[&str], needle: &str) {
-    cauda()
-        .args(args)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(needle));
 }
 
 #[test]

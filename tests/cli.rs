@@ -4,13 +4,11 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn cauda() -> Command {
-    Command::cargo_bin("cauda").unwrap()
-}
+mod common;
+use common::{cauda, refused};
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -200,15 +198,6 @@ fn plain_numbers_give_exact_order_statistics() {
     assert_eq!(s["percentiles"]["50"], 500);
     assert_eq!(s["percentiles"]["99.9"], 999);
     assert_eq!(s["percentiles"]["100"], 1000);
-}
-
-/// Runs cauda and expects exit 2 with a message containing `needle`.
-fn refused(args: &[&str], needle: &str) {
-    cauda()
-        .args(args)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(needle));
 }
 
 #[test]

@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+mod common;
+use common::series;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
@@ -20,33 +23,7 @@ fn expected(path: &str) -> Value {
 
 /// `cauda analyze --json` of a fixture: tag → summary.
 fn analyze(path: &str, extra: &[&str]) -> Vec<(String, Value)> {
-    let out = Command::cargo_bin("cauda")
-        .unwrap()
-        .arg("analyze")
-        .arg(fixture(path))
-        .args(["--json", "--percentiles", "50,90,99,99.9"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{path}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["inputs"][0]["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["tag"].as_str().unwrap().to_string(), s["summary"].clone()))
-        .collect()
-}
-
-fn series<'a>(all: &'a [(String, Value)], tag: &str) -> &'a Value {
-    &all.iter()
-        .find(|(t, _)| t == tag)
-        .unwrap_or_else(|| panic!("no series {tag}: {all:?}"))
-        .1
+    common::summaries(&fixture(path), extra)
 }
 
 fn u(v: &Value) -> u64 {
@@ -284,14 +261,12 @@ fn hgrm_from_java_is_read_in_the_unit_given() {
 }
 
 fn refused(file: &std::path::Path, extra: &[&str], needle: &str) {
-    Command::cargo_bin("cauda")
-        .unwrap()
-        .arg("analyze")
-        .arg(file)
-        .args(extra)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(needle));
+    let mut args = vec![
+        std::ffi::OsString::from("analyze"),
+        file.as_os_str().to_owned(),
+    ];
+    args.extend(extra.iter().map(std::ffi::OsString::from));
+    common::refused(&args, needle);
 }
 
 #[test]

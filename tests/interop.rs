@@ -13,6 +13,8 @@ use std::process::Command as StdCommand;
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -28,26 +30,7 @@ fn skip(why: &str) {
 
 /// cauda's own answer for one series of a file: count and percentiles.
 fn cauda_summary(path: &Path, tag: &str) -> Value {
-    let out = Command::cargo_bin("cauda")
-        .unwrap()
-        .arg("analyze")
-        .arg(path)
-        .args(["--json", "--percentiles", "50,90,99,99.9"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["inputs"][0]["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["tag"] == tag)
-        .unwrap_or_else(|| panic!("no series {tag}"))["summary"]
-        .clone()
+    common::series(&common::summaries(path, &[]), tag).clone()
 }
 
 /// The reader's JSON must agree with cauda: count exact, percentiles within 0.1 %.

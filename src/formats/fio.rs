@@ -19,6 +19,7 @@ use std::io::BufRead;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::cutter::Cutter;
 use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Percentiles, Reported, Series};
 use crate::record::LatencyHistogram;
@@ -251,86 +252,6 @@ fn scan_lat_line(line: &[u8]) -> Result<[u64; 4], LineError> {
     Ok(out)
 }
 
-/// Per-direction interval accumulation for logs. Values of the open
-/// interval are kept raw and bucketed when it closes (sort, then one
-/// bucket boundary per distinct bucket): cheaper per line than a histogram
-/// record, and exact statistics come for free.
-struct Direction {
-    series: Series,
-    open: Option<u64>,
-    values: Vec<u64>,
-    interval_ns: u64,
-}
-
-impl Direction {
-    fn new(tag: String, interval_ns: u64) -> Self {
-        Direction {
-            series: Series::new(tag, MeasuredFrom::Unknown),
-            open: None,
-            values: Vec::with_capacity(4096),
-            interval_ns,
-        }
-    }
-
-    #[inline]
-    fn record(&mut self, time_ns: u64, value: u64, shape: &hdrhistogram::Histogram<u64>) {
-        let index = time_ns / self.interval_ns;
-        match self.open {
-            // Logs are time-ordered; a late line joins the open interval.
-            Some(open) if index <= open => self.values.push(value),
-            _ => {
-                self.close(shape);
-                let first = self.series.intervals.len() as u64;
-                for gap in first..index {
-                    self.series.intervals.push(IntervalRecord::from_histogram(
-                        gap * self.interval_ns,
-                        self.interval_ns,
-                        &LatencyHistogram::new(),
-                    ));
-                }
-                self.values.push(value);
-                self.open = Some(index);
-            }
-        }
-    }
-
-    fn close(&mut self, shape: &hdrhistogram::Histogram<u64>) {
-        let Some(index) = self.open.take() else {
-            return;
-        };
-        self.values.sort_unstable();
-        let mut entries: Vec<(u64, u64)> = Vec::new();
-        let mut top = 0u64;
-        let mut sum = 0u128;
-        let mut clamped = 0;
-        for &v in &self.values {
-            sum += v as u128;
-            let bucketed = v.min(crate::record::histogram::HIGHEST_NS);
-            clamped += u64::from(v > crate::record::histogram::HIGHEST_NS);
-            match entries.last_mut() {
-                Some(last) if bucketed <= top => last.1 += 1,
-                _ => {
-                    top = shape.highest_equivalent(bucketed);
-                    entries.push((top, 1));
-                }
-            }
-        }
-        self.series.intervals.push(IntervalRecord {
-            start_ns: index * self.interval_ns,
-            length_ns: self.interval_ns,
-            count: self.values.len() as u64,
-            min: self.values.first().copied().unwrap_or(0),
-            max: self.values.last().copied().unwrap_or(0),
-            sum,
-            clamped,
-            histogram: crate::model::series::HistogramData::Sparse(
-                crate::model::series::pack_entries(entries),
-            ),
-        });
-        self.values.clear();
-    }
-}
-
 /// Reads a per-I/O latency log (`log_avg_msec=0`), one series per direction.
 pub fn read_lat_log(
     source: &str,
@@ -338,7 +259,7 @@ pub fn read_lat_log(
     interval_ns: u64,
 ) -> Result<Vec<Series>> {
     let metric = metric_from_name(source);
-    let mut directions: Vec<(u64, Direction)> = Vec::new();
+    let mut directions: Vec<(u64, Cutter)> = Vec::new();
     let shape = crate::record::histogram::empty_hdr();
     let expected = "expected 'time_ms, latency_ns, ddir, bs[, offset][, prio]' (a fio log written with log_avg_msec=0)";
     super::lines::for_each_line(&mut reader, |line_no, line, newline| -> Result<()> {
@@ -379,7 +300,7 @@ pub fn read_lat_log(
             None => {
                 directions.push((
                     ddir,
-                    Direction::new(tag(&direction_name(ddir), metric), interval_ns),
+                    Cutter::new(tag(&direction_name(ddir), metric), interval_ns),
                 ));
                 &mut directions.last_mut().expect("just pushed").1
             }
@@ -400,10 +321,7 @@ pub fn read_lat_log(
     directions.sort_by_key(|(d, _)| *d);
     Ok(directions
         .into_iter()
-        .map(|(_, mut d)| {
-            d.close(&shape);
-            d.series
-        })
+        .map(|(_, d)| d.finish(&shape))
         .collect())
 }
 

@@ -7,6 +7,7 @@
 //! are an HdrHistogram log; other text is plain numbers; anything binary is
 //! refused. New importers plug into [`detect`] and [`load`].
 
+pub mod cutter;
 pub mod cyclictest;
 pub mod export;
 pub mod fio;

@@ -8,9 +8,9 @@ use std::io::BufRead;
 
 use anyhow::Result;
 
+use super::cutter::Cutter;
 use crate::error::input_error;
-use crate::model::{IntervalRecord, MeasuredFrom, Series};
-use crate::record::LatencyHistogram;
+use crate::model::Series;
 use crate::units::Decimal;
 
 /// True when a line is sockperf's full-log header.
@@ -21,10 +21,10 @@ pub fn is_header(line: &str) -> bool {
 
 /// Reads the round trips, cut into intervals by send time.
 pub fn read(source: &str, reader: impl BufRead, interval_ns: u64) -> Result<Series> {
-    let mut series = Series::new("rtt".into(), MeasuredFrom::Unknown);
+    let shape = crate::record::histogram::empty_hdr();
+    let mut cutter = Cutter::new("rtt".into(), interval_ns);
     let mut in_body = false;
     let mut first_tx: Option<u64> = None;
-    let mut current: Option<(u64, LatencyHistogram)> = None;
     let expected = "expected 'packet, txTime(sec), rxTime(sec), latency(usec)' rows";
     for (index, line) in reader.lines().enumerate() {
         let line_no = index + 1;
@@ -65,46 +65,17 @@ pub fn read(source: &str, reader: impl BufRead, interval_ns: u64) -> Result<Seri
             ))
         })?;
         let start = *first_tx.get_or_insert(tx);
-        let index = tx.saturating_sub(start) / interval_ns;
-        match &mut current {
-            Some((open, hist)) if index <= *open => hist.record(rtt),
-            _ => {
-                if let Some((open, hist)) = current.take() {
-                    series.intervals.push(IntervalRecord::from_histogram(
-                        open * interval_ns,
-                        interval_ns,
-                        &hist,
-                    ));
-                }
-                for gap in series.intervals.len() as u64..index {
-                    series.intervals.push(IntervalRecord::from_histogram(
-                        gap * interval_ns,
-                        interval_ns,
-                        &LatencyHistogram::new(),
-                    ));
-                }
-                let mut hist = LatencyHistogram::new();
-                hist.record(rtt);
-                current = Some((index, hist));
-            }
-        }
+        cutter.record(tx.saturating_sub(start), rtt, &shape);
     }
     if !in_body {
         return Err(input_error(format!(
             "{source}: no sockperf header line; {expected} (write it with --full-log)"
         )));
     }
-    match current {
-        Some((open, hist)) => {
-            series.intervals.push(IntervalRecord::from_histogram(
-                open * interval_ns,
-                interval_ns,
-                &hist,
-            ));
-            Ok(series)
-        }
-        None => Err(input_error(format!(
+    if first_tx.is_none() {
+        return Err(input_error(format!(
             "{source}: a sockperf log with no messages"
-        ))),
+        )));
     }
+    Ok(cutter.finish(&shape))
 }
