@@ -37,8 +37,9 @@ pub enum Command {
     ///
     /// Example: cauda timer --interval 1ms --runtime 10s --priority 80 --cpus 0
     Timer(TimerArgs),
-    /// Summarise run files or plain numbers: count, min, percentiles, max,
-    /// mean, stddev, median and MAD per series.
+    /// Summarise runs and other tools' outputs (fio, sockperf, cyclictest,
+    /// HdrHistogram, numbers): percentiles with confidence intervals, MAD,
+    /// clusters, stalls, fan-out.
     ///
     /// Example: cauda analyze cauda-timer-20261122-153012.json --json
     Analyze(AnalyzeArgs),

@@ -223,47 +223,55 @@ struct Prepared {
     merged: LatencyHistogram,
 }
 
-fn decode_all(series: &Series) -> Result<Vec<(LatencyHistogram, u64)>, String> {
+/// One interval as (bucket value, count) pairs with its exact statistics:
+/// no full histogram is kept per interval.
+struct Decoded {
+    entries: Vec<(u64, u64)>,
+    stats: crate::record::ExactStats,
+    length_ns: u64,
+}
+
+fn decode_all(series: &Series) -> Result<Vec<Decoded>, String> {
     series
         .intervals
         .iter()
         .enumerate()
         .map(|(i, iv)| {
-            let hist = if iv.count == 0 {
-                LatencyHistogram::new()
-            } else {
-                iv.decode()
-                    .map_err(|e| format!("series '{}', interval {i}: {e}", series.tag))?
-            };
-            Ok((hist, iv.length_ns))
+            let entries = iv
+                .entries()
+                .map_err(|e| format!("series '{}', interval {i}: {e}", series.tag))?
+                .into_owned();
+            Ok(Decoded {
+                entries,
+                stats: iv.stats(),
+                length_ns: iv.length_ns,
+            })
         })
         .collect()
 }
 
-fn prepare(decoded: &[(LatencyHistogram, u64)], dictionary: &[u64]) -> Prepared {
+fn prepare(decoded: &[Decoded], dictionary: &[u64]) -> Prepared {
     let mut merged = LatencyHistogram::new();
     let intervals = decoded
         .iter()
-        .map(|(hist, length_ns)| {
-            merged.add(hist);
-            let hdr = hist.hdr();
-            let entries = hdr
-                .iter_recorded()
-                .map(|b| {
-                    let v = hdr.highest_equivalent(b.value_iterated_to());
+        .map(|d| {
+            merged.add_sparse(&d.entries, &d.stats);
+            let entries = d
+                .entries
+                .iter()
+                .map(|&(v, c)| {
                     let idx = dictionary
                         .binary_search(&v)
                         .unwrap_or_else(|i| i.min(dictionary.len() - 1));
-                    (idx as u32, b.count_at_value())
+                    (idx as u32, c)
                 })
                 .collect();
-            let stats = hist.stats();
             SparseInterval {
                 entries,
-                count: stats.count,
-                sum: stats.sum,
-                max: stats.max,
-                length_ns: *length_ns,
+                count: d.stats.count,
+                sum: d.stats.sum,
+                max: d.stats.max,
+                length_ns: d.length_ns,
             }
         })
         .collect();
@@ -422,12 +430,7 @@ fn compare_pair(
     let mut dictionary: Vec<u64> = base_decoded
         .iter()
         .chain(&new_decoded)
-        .flat_map(|(h, _)| {
-            let hdr = h.hdr();
-            hdr.iter_recorded()
-                .map(|b| hdr.highest_equivalent(b.value_iterated_to()))
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|d| d.entries.iter().map(|e| e.0))
         .collect();
     dictionary.sort_unstable();
     dictionary.dedup();

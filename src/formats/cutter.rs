@@ -2,7 +2,9 @@
 //! interval histograms, with empty intervals for gaps.
 
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
-use crate::record::LatencyHistogram;
+
+/// The most intervals one series may span (11.5 days of 1 s intervals).
+pub const MAX_INTERVALS: u64 = 1_000_000;
 
 /// Cuts a time-ordered stream of (time, value) into interval histograms.
 /// Values of the open
@@ -27,10 +29,24 @@ impl Cutter {
         }
     }
 
-    /// Adds `value` completed at `time_ns` (from the log's start).
+    /// Adds `value` completed at `time_ns` (from the log's start). Fails
+    /// when the time would need more than [`MAX_INTERVALS`] intervals (a
+    /// corrupt time column would otherwise fill memory with empty ones).
     #[inline]
-    pub fn record(&mut self, time_ns: u64, value: u64, shape: &hdrhistogram::Histogram<u64>) {
+    pub fn record(
+        &mut self,
+        time_ns: u64,
+        value: u64,
+        shape: &hdrhistogram::Histogram<u64>,
+    ) -> Result<(), String> {
         let index = time_ns / self.interval_ns;
+        if index >= MAX_INTERVALS {
+            return Err(format!(
+                "the time {} s lies {index} intervals after the start; more than {MAX_INTERVALS} \
+                 intervals is not a log this tool wrote — check the time column or raise --log-interval",
+                time_ns / 1_000_000_000
+            ));
+        }
         match self.open {
             // Logs are time-ordered; a late line joins the open interval.
             Some(open) if index <= open => self.values.push(value),
@@ -38,16 +54,16 @@ impl Cutter {
                 self.close(shape);
                 let first = self.series.intervals.len() as u64;
                 for gap in first..index {
-                    self.series.intervals.push(IntervalRecord::from_histogram(
+                    self.series.intervals.push(IntervalRecord::empty(
                         gap * self.interval_ns,
                         self.interval_ns,
-                        &LatencyHistogram::new(),
                     ));
                 }
                 self.values.push(value);
                 self.open = Some(index);
             }
         }
+        Ok(())
     }
 
     /// Closes the last interval and returns the series.
@@ -90,5 +106,24 @@ impl Cutter {
             ),
         });
         self.values.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_cheap_and_absurd_times_refused() {
+        let shape = crate::record::histogram::empty_hdr();
+        let mut cutter = Cutter::new("read".into(), 1_000_000_000);
+        cutter.record(0, 10, &shape).unwrap();
+        // 200,000 empty intervals: no histogram is allocated for them.
+        cutter.record(200_000 * 1_000_000_000, 20, &shape).unwrap();
+        let err = cutter.record(u64::MAX / 2, 30, &shape).unwrap_err();
+        assert!(err.contains("--log-interval"), "{err}");
+        let series = cutter.finish(&shape);
+        assert_eq!(series.intervals.len(), 200_001);
+        assert_eq!(series.count(), 2);
     }
 }

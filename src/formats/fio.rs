@@ -305,7 +305,9 @@ pub fn read_lat_log(
                 &mut directions.last_mut().expect("just pushed").1
             }
         };
-        direction.record(time_ms.saturating_mul(1_000_000), value, &shape);
+        direction
+            .record(time_ms.saturating_mul(1_000_000), value, &shape)
+            .map_err(|why| input_error(format!("{source}:{line_no}: {why}")))?;
         Ok(())
     })
     .map_err(|e: anyhow::Error| {

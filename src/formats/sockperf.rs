@@ -65,7 +65,9 @@ pub fn read(source: &str, reader: impl BufRead, interval_ns: u64) -> Result<Seri
             ))
         })?;
         let start = *first_tx.get_or_insert(tx);
-        cutter.record(tx.saturating_sub(start), rtt, &shape);
+        cutter
+            .record(tx.saturating_sub(start), rtt, &shape)
+            .map_err(|why| input_error(format!("{source}:{line_no}: {why}")))?;
     }
     if !in_body {
         return Err(input_error(format!(

@@ -181,6 +181,20 @@ impl IntervalRecord {
         }
     }
 
+    /// An interval in which nothing completed (no histogram allocated).
+    pub fn empty(start_ns: u64, length_ns: u64) -> Self {
+        IntervalRecord {
+            start_ns,
+            length_ns,
+            count: 0,
+            min: 0,
+            max: 0,
+            sum: 0,
+            clamped: 0,
+            histogram: HistogramData::Sparse(Vec::new()),
+        }
+    }
+
     /// The exact statistics.
     pub fn stats(&self) -> ExactStats {
         ExactStats {

@@ -178,10 +178,11 @@ impl Collector {
         self.next_to_emit += 1;
         let start_ns = index * self.interval_ns;
         let merged = self.pending.remove(&index);
-        let empty = LatencyHistogram::new();
         for i in 0..self.series.len() {
-            let hist = merged.as_ref().map_or(&empty, |m| &m[i]);
-            let record = IntervalRecord::from_histogram(start_ns, length_ns, hist);
+            let record = match merged.as_ref() {
+                Some(m) => IntervalRecord::from_histogram(start_ns, length_ns, &m[i]),
+                None => IntervalRecord::empty(start_ns, length_ns),
+            };
             let tag = &self.series[i].tag;
             if self.hlog_error.is_none()
                 && let Some(hlog) = self.hlog.as_mut()
