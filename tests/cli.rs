@@ -322,6 +322,8 @@ fn existing_files_that_are_not_caudas_are_left_alone() {
 #[test]
 fn priority_without_permission_says_to_drop_the_flag() {
     let bin = assert_cmd::cargo::cargo_bin("cauda");
+    // A copy in /tmp, so nobody can run it wherever the checkout lives.
+    let copy_dir = tempfile::tempdir().unwrap();
     let mut command = if is_root() {
         // Drop to nobody, as an unprivileged user would run it.
         if StdCommand::new("setpriv")
@@ -332,6 +334,12 @@ fn priority_without_permission_says_to_drop_the_flag() {
             eprintln!("skipped: running as root and setpriv is missing to drop privileges");
             return;
         }
+        let copy = copy_dir.path().join("cauda");
+        std::fs::copy(&bin, &copy).unwrap();
+        for (path, mode) in [(copy_dir.path(), 0o755), (copy.as_path(), 0o755)] {
+            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+                .unwrap();
+        }
         let mut c = StdCommand::new("setpriv");
         c.args([
             "--reuid=65534",
@@ -340,7 +348,7 @@ fn priority_without_permission_says_to_drop_the_flag() {
             "--inh-caps=-all",
             "--bounding-set=-all",
         ]);
-        c.arg(&bin);
+        c.arg(&copy);
         c
     } else {
         StdCommand::new(&bin)
