@@ -16,6 +16,12 @@ use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::LatencyHistogram;
 
+/// Microseconds to nanoseconds; an absurd value saturates (and is then
+/// clamped and counted by the histogram) rather than wrapping.
+fn us(micros: u64) -> u64 {
+    micros.saturating_mul(1_000)
+}
+
 fn finish(hists: Vec<LatencyHistogram>, mins: &[u64], maxs: &[u64], avgs: &[f64]) -> Vec<Series> {
     hists
         .into_iter()
@@ -23,10 +29,10 @@ fn finish(hists: Vec<LatencyHistogram>, mins: &[u64], maxs: &[u64], avgs: &[f64]
         .map(|(t, hist)| {
             let mut record = IntervalRecord::from_histogram(0, 0, &hist);
             if let Some(&min) = mins.get(t) {
-                record.min = min * 1_000;
+                record.min = us(min);
             }
             if let Some(&max) = maxs.get(t) {
-                record.max = record.max.max(max * 1_000);
+                record.max = record.max.max(us(max));
             }
             if let Some(&avg) = avgs.get(t) {
                 record.sum = (avg * 1_000.0 * record.count as f64).round() as u128;
@@ -100,7 +106,7 @@ pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
             )));
         }
         for (hist, &count) in hists.iter_mut().zip(&counts) {
-            hist.record_n(bucket * 1_000, count);
+            hist.record_n(us(bucket), count);
         }
         buckets = buckets.max(bucket + 1);
     }
@@ -110,7 +116,7 @@ pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
         )));
     }
     for (hist, &over) in hists.iter_mut().zip(&overflows) {
-        hist.record_n(buckets * 1_000, over);
+        hist.record_n(us(buckets), over);
     }
     Ok(finish(hists, &mins, &maxs, &avgs))
 }
@@ -156,7 +162,7 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
                     "{source}: thread {t}: bucket '{bucket}' is not 'µs: count'"
                 )));
             };
-            hist.record_n(b * 1_000, c);
+            hist.record_n(us(b), c);
         }
         let cycles = thread
             .get("cycles")
@@ -171,7 +177,7 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
                 .max()
                 .unwrap_or(0)
                 + 1;
-            hist.record_n(beyond.min(max) * 1_000, cycles - hist.count());
+            hist.record_n(us(beyond.min(max)), cycles - hist.count());
         }
         mins.push(thread.get("min").and_then(Value::as_u64).unwrap_or(0));
         maxs.push(max);
@@ -184,4 +190,18 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
         )));
     }
     Ok(finish(hists, &mins, &maxs, &avgs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absurd_footers_do_not_overflow() {
+        // Found by cargo-fuzz: a min of 2^64-1 µs overflowed the ns conversion.
+        let text = "# Histogram\n000029 000001\n# Min Latencies: 18446744073709551615\n";
+        let series = read_text("t", text.as_bytes()).unwrap();
+        let err = series[0].merged().unwrap_err();
+        assert!(err.contains("min"), "{err}");
+    }
 }
