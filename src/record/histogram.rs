@@ -41,11 +41,12 @@ impl ExactStats {
             *self = *other;
             return;
         }
-        self.count += other.count;
+        // Saturating: counts from imported files can be anything.
+        self.count = self.count.saturating_add(other.count);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
-        self.sum += other.sum;
-        self.clamped += other.clamped;
+        self.sum = self.sum.saturating_add(other.sum);
+        self.clamped = self.clamped.saturating_add(other.clamped);
     }
 
     /// The exact mean, or 0 for no values.
@@ -128,12 +129,12 @@ impl LatencyHistogram {
             return;
         }
         let stats = &mut self.stats;
-        stats.count += n;
-        stats.sum += value as u128 * n as u128;
+        stats.count = stats.count.saturating_add(n);
+        stats.sum = stats.sum.saturating_add(value as u128 * n as u128);
         stats.min = stats.min.min(value);
         stats.max = stats.max.max(value);
         if value > HIGHEST_NS {
-            stats.clamped += n;
+            stats.clamped = stats.clamped.saturating_add(n);
         }
         let _ = self.hist.record_n(value.min(HIGHEST_NS), n);
     }
