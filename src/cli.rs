@@ -270,9 +270,9 @@ pub struct CompareArgs {
 /// Input options shared by commands that read files.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// Unit of plain numbers (and of .hlog and .hgrm values) in the inputs.
-    #[arg(long, value_enum, default_value_t = TimeUnit::Ns)]
-    pub unit: TimeUnit,
+    /// Unit of plain numbers (and of .hlog and .hgrm values) in the inputs [default: ns].
+    #[arg(long, value_enum)]
+    pub unit: Option<TimeUnit>,
     /// The input format, instead of detecting it from the content.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
@@ -288,7 +288,8 @@ impl InputArgs {
     /// The read options these flags ask for.
     pub fn read_options(&self) -> crate::formats::ReadOptions {
         crate::formats::ReadOptions {
-            unit: self.unit,
+            unit: self.unit.unwrap_or(TimeUnit::Ns),
+            unit_given: self.unit.is_some(),
             format: self.format,
             interval_ns: self.log_interval.max(1_000_000),
             column: self

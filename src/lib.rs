@@ -180,6 +180,16 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
         write!(out, "{}", report::compare::render_text(&comparison))?;
     }
     out.flush()?;
+    if let Some(budget) = budgets
+        .iter()
+        .find(|b| !comparison.rows.iter().any(|r| r.metric == b.metric.name()))
+    {
+        return Err(error::input_error(format!(
+            "--fail-if-worse {}: these inputs have no such metric (throughput needs timed intervals \
+             on both sides), so the gate could never fail",
+            budget.metric.name()
+        )));
+    }
     let broken = analyze::compare::over_budget(&comparison, &budgets);
     if broken.is_empty() {
         return Ok(Outcome::Done);
@@ -215,6 +225,9 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
     };
     output::check_writable(&args.output, kind, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
+    if args.to != ExportFormat::Json {
+        export::require_distributions(&inputs)?;
+    }
     let bytes = match args.to {
         ExportFormat::Hlog => export::to_hlog(&inputs),
         ExportFormat::Json => export::to_json(&inputs)?,
@@ -229,6 +242,7 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
 fn merge(args: MergeArgs) -> Result<Outcome> {
     output::check_writable(&args.output, output::OwnKind::RunFile, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
+    formats::export::require_distributions(&inputs)?;
     let run = formats::merge::merge(&inputs, args.tag_by)?;
     let mut bytes = serde_json::to_vec(&run)?;
     bytes.push(b'\n');

@@ -110,6 +110,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
+/// The default run-file name, never an existing file: a second run in the
+/// same second gets `-2`, `-3`, … rather than overwriting the first.
+pub fn unused_default_path(probe: &str, start_rfc3339: &str) -> PathBuf {
+    let first = default_run_path(probe, start_rfc3339);
+    if !first.exists() {
+        return first;
+    }
+    let stem = first
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (2..)
+        .map(|n| PathBuf::from(format!("{stem}-{n}.json")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
+}
+
 /// The default run-file name for a probe started at an RFC 3339 time:
 /// `cauda-timer-20261122-153012.json`.
 pub fn default_run_path(probe: &str, start_rfc3339: &str) -> PathBuf {

@@ -266,3 +266,21 @@ fn bad_analysis_options_exit_2_with_what_is_allowed() {
         "no common series",
     );
 }
+
+#[test]
+fn gates_and_corrections_refuse_what_cannot_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let numbers = dir.path().join("n.txt");
+    std::fs::write(&numbers, "1000\n2000\n3600000000000\n").unwrap();
+    let n = numbers.to_str().unwrap();
+    // Plain numbers have no timed intervals: a throughput budget could never fail.
+    refused(
+        &["compare", n, n, "--fail-if-worse", "throughput:5%"],
+        "no such metric",
+    );
+    // 1 h at a 1 ns expected interval would synthesise 3.6e12 values.
+    refused(
+        &["analyze", n, "--expected-interval", "1ns"],
+        "expected intervals",
+    );
+}

@@ -371,3 +371,41 @@ fn gzip_inputs_read_like_the_original() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["inputs"][0]["series"][0]["summary"], plain[0].1);
 }
+
+#[test]
+fn percentiles_only_inputs_cannot_be_merged_or_converted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    for args in [vec!["merge", "-o"], vec!["convert", "--to", "hlog", "-o"]] {
+        let mut full: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        full.push(out.clone().into());
+        full.push(fixture("fio/randread.json").into());
+        common::refused(&full, "holds only the percentiles");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+#[test]
+fn a_log_ending_mid_interval_is_not_a_collapse() {
+    // 10.2 s of one I/O per ms: the last interval is 0.2 s long, not a stall.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("job_clat.1.log");
+    let text: String = (0..10_200)
+        .map(|t| format!("{t}, {}, 0, 4096\n", 50_000 + t % 7))
+        .collect();
+    std::fs::write(&log, text).unwrap();
+    let out = common::cauda()
+        .arg("analyze")
+        .arg(&log)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let series = &doc["inputs"][0]["series"][0];
+    assert_eq!(
+        series["stalls"].as_array().unwrap().len(),
+        0,
+        "{}",
+        series["stalls"]
+    );
+}

@@ -163,7 +163,9 @@ fn java_hdrhistogram_reads_caudas_logs() {
             path.display()
         );
         let hgrm = out_base.with_extension("hgrm");
-        let processed = cauda_summary(&hgrm, "hgrm");
+        // -outputValueUnitRatio 1: the values are nanoseconds.
+        let processed =
+            common::series(&common::summaries(&hgrm, &["--unit", "ns"]), "hgrm").clone();
         assert_eq!(
             processed["count"],
             cauda_summary(&path, tag)["count"],

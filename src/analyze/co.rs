@@ -26,6 +26,22 @@ pub struct CoCorrection {
     pub reason: Option<String>,
 }
 
+/// Most values one bucket may imply (max / expected interval): beyond it
+/// the expected interval is not one the data could have been sent at.
+pub const MAX_STEPS: u64 = 1_000_000;
+
+/// Checks that correcting would stay within [`MAX_STEPS`] per value.
+pub fn check(hist: &LatencyHistogram, expected_ns: u64) -> Result<(), String> {
+    let max = hist.stats().max;
+    if expected_ns == 0 || max / expected_ns > MAX_STEPS {
+        return Err(format!(
+            "--expected-interval: the max {max} ns is more than {MAX_STEPS} expected intervals; \
+             give the interval the tool actually sent requests at"
+        ));
+    }
+    Ok(())
+}
+
 /// Returns a copy of `hist` with the missing values added, and their count.
 pub fn correct(hist: &LatencyHistogram, expected_ns: u64) -> (LatencyHistogram, u64) {
     let mut out = hist.clone();

@@ -265,6 +265,7 @@ fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, 
             }),
         ),
         Some(expected) => {
+            co::check(&merged, expected)?;
             let (corrected, synthesized) = co::correct(&merged, expected);
             (
                 corrected,

@@ -34,6 +34,11 @@ impl Percentile {
         let decimal = Decimal::parse(text).ok_or_else(|| {
             format!("'{text}' is not a percentile; expected a number from 0 to 100 such as 99.9")
         })?;
+        if decimal.scale > 12 {
+            return Err(format!(
+                "'{text}' has more than 12 decimals; no sample could tell them apart"
+            ));
+        }
         let denominator = 100u128 * 10u128.pow(decimal.scale);
         if decimal.digits > denominator {
             return Err(format!(

@@ -16,6 +16,8 @@ pub struct Cutter {
     open: Option<u64>,
     values: Vec<u64>,
     interval_ns: u64,
+    /// The latest time seen, so the last interval ends where the log does.
+    last_ns: u64,
 }
 
 impl Cutter {
@@ -26,6 +28,7 @@ impl Cutter {
             open: None,
             values: Vec::with_capacity(4096),
             interval_ns,
+            last_ns: 0,
         }
     }
 
@@ -40,6 +43,7 @@ impl Cutter {
         shape: &hdrhistogram::Histogram<u64>,
     ) -> Result<(), String> {
         let index = time_ns / self.interval_ns;
+        self.last_ns = self.last_ns.max(time_ns);
         if index >= MAX_INTERVALS {
             return Err(format!(
                 "the time {} s lies {index} intervals after the start; more than {MAX_INTERVALS} \
@@ -69,6 +73,12 @@ impl Cutter {
     /// Closes the last interval and returns the series.
     pub fn finish(mut self, shape: &hdrhistogram::Histogram<u64>) -> Series {
         self.close(shape);
+        // The log ended inside its last interval: that interval is partial
+        // (at least 1 ms), or its rate would look like a collapse.
+        if let Some(last) = self.series.intervals.last_mut() {
+            let covered = self.last_ns.saturating_sub(last.start_ns).max(1_000_000);
+            last.length_ns = last.length_ns.min(covered);
+        }
         self.series
     }
 

@@ -108,7 +108,7 @@ pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
         for (hist, &count) in hists.iter_mut().zip(&counts) {
             hist.record_n(us(bucket), count);
         }
-        buckets = buckets.max(bucket + 1);
+        buckets = buckets.max(bucket.saturating_add(1));
     }
     if hists.is_empty() {
         return Err(input_error(format!(
@@ -138,6 +138,12 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
                 "{source}: cyclictest JSON without a \"thread\" object"
             ))
         })?;
+    // With -N cyclictest counts nanoseconds, not microseconds.
+    let per_unit = if doc.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) {
+        1
+    } else {
+        1_000
+    };
     let mut keys: Vec<(usize, &Value)> = threads
         .iter()
         .map(|(k, v)| k.parse::<usize>().map(|i| (i, v)))
@@ -162,7 +168,7 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
                     "{source}: thread {t}: bucket '{bucket}' is not 'µs: count'"
                 )));
             };
-            hist.record_n(us(b), c);
+            hist.record_n(b.saturating_mul(per_unit), c);
         }
         let cycles = thread
             .get("cycles")
@@ -177,11 +183,20 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
                 .max()
                 .unwrap_or(0)
                 + 1;
-            hist.record_n(us(beyond.min(max)), cycles - hist.count());
+            hist.record_n(
+                beyond.min(max).saturating_mul(per_unit),
+                cycles - hist.count(),
+            );
         }
-        mins.push(thread.get("min").and_then(Value::as_u64).unwrap_or(0));
-        maxs.push(max);
-        avgs.push(thread.get("avg").and_then(Value::as_f64).unwrap_or(0.0));
+        // finish() scales footers by 1000: pre-divide nanosecond figures.
+        let scale = |v: u64| if per_unit == 1 { v / 1_000 } else { v };
+        mins.push(scale(
+            thread.get("min").and_then(Value::as_u64).unwrap_or(0),
+        ));
+        maxs.push(scale(max));
+        avgs.push(
+            thread.get("avg").and_then(Value::as_f64).unwrap_or(0.0) / (1_000 / per_unit) as f64,
+        );
         hists.push(hist);
     }
     if hists.is_empty() {

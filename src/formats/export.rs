@@ -36,6 +36,25 @@ pub enum ExportFormat {
     Hgrm,
 }
 
+/// Refuses inputs that hold only percentiles a tool printed: they have no
+/// distribution to write or merge.
+pub fn require_distributions(inputs: &[Loaded]) -> Result<()> {
+    for input in inputs {
+        if let Some(s) = input
+            .series
+            .iter()
+            .find(|s| s.reported.is_some() && s.intervals.is_empty())
+        {
+            return Err(input_error(format!(
+                "{}: series '{}' holds only the percentiles its tool printed, not a distribution; \
+                 convert or merge needs one (for fio, use --output-format=json+ or a latency log)",
+                input.source, s.tag
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Series of several inputs, tags kept unless they collide, in which case
 /// each is prefixed with its input's position (`2:read`).
 pub fn gather(inputs: &[Loaded]) -> Vec<Series> {

@@ -375,7 +375,7 @@ pub fn read_hist_log(source: &str, reader: impl BufRead) -> Result<Vec<Series>> 
             }
         };
         let start = entry.2;
-        let end = time_ms * 1_000_000;
+        let end = time_ms.saturating_mul(1_000_000);
         entry.1.intervals.push(IntervalRecord::from_histogram(
             start,
             end.saturating_sub(start),

@@ -24,10 +24,11 @@ fn number_after(text: &str, key: &str) -> Option<f64> {
 }
 
 /// Reads one or more percentile distributions (cauda writes one per tag).
-pub fn read(source: &str, reader: impl BufRead, unit: TimeUnit) -> Result<Vec<Series>> {
+pub fn read(source: &str, reader: impl BufRead, unit: Option<TimeUnit>) -> Result<Vec<Series>> {
     let mut out: Vec<Series> = Vec::new();
     let mut tag = "hgrm".to_string();
-    let mut scale = unit.nanos() as f64;
+    // The unit: from cauda's own `#[Tag: …, unit: …]` line, else the user's.
+    let mut scale: Option<f64> = unit.map(|u| u.nanos() as f64);
     let mut points: Vec<(f64, u64)> = Vec::new();
     let (mut mean, mut stddev, mut max, mut count) = (None, None, None, None);
     let mut flush = |tag: &str,
@@ -74,16 +75,18 @@ pub fn read(source: &str, reader: impl BufRead, unit: TimeUnit) -> Result<Vec<Se
                 let mut parts = rest.trim_end_matches(']').split(", unit: ");
                 tag = parts.next().unwrap_or("hgrm").to_string();
                 scale = match parts.next() {
-                    Some("ns") => 1.0,
-                    Some("µs") | Some("us") => 1e3,
-                    Some("ms") => 1e6,
-                    Some("s") => 1e9,
+                    Some("ns") => Some(1.0),
+                    Some("µs") | Some("us") => Some(1e3),
+                    Some("ms") => Some(1e6),
+                    Some("s") => Some(1e9),
                     _ => scale,
                 };
             } else if comment.starts_with("Mean") {
+                let scale = scale.unwrap_or(1.0);
                 mean = number_after(comment, "Mean").map(|m| m * scale);
                 stddev = number_after(comment, "StdDeviation").map(|s| s * scale);
             } else if comment.starts_with("Max") {
+                let scale = scale.unwrap_or(1.0);
                 max = number_after(comment, "Max").map(|m| (m * scale).round() as u64);
                 count = number_after(comment, "Total count").map(|c| c as u64);
             }
@@ -100,6 +103,12 @@ pub fn read(source: &str, reader: impl BufRead, unit: TimeUnit) -> Result<Vec<Se
         let Some((value, q)) = parsed else {
             return Err(input_error(format!(
                 "{source}:{line_no}: expected 'VALUE PERCENTILE TOTALCOUNT [1/(1-PERCENTILE)]'"
+            )));
+        };
+        let Some(scale) = scale else {
+            return Err(input_error(format!(
+                "{source}: an .hgrm does not say the unit of its values; pass --unit (Java's \
+                 HistogramLogProcessor writes ms unless -outputValueUnitRatio said otherwise)"
             )));
         };
         points.push((q, (value * scale).round() as u64));

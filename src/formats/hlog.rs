@@ -197,14 +197,11 @@ pub fn read(
         number(2, "the interval max")?;
         let mut hdr = crate::model::encoding::decode(fields[3])
             .map_err(|e| input_error(format!("{source}:{line_no}: {e}")))?;
-        let absolute = match base_time {
-            Some(base) => base + timestamp,
-            None => timestamp,
-        };
-        let offset = match start_time {
-            Some(start) if absolute >= start && (base_time.is_some() || timestamp > 1e9) => {
-                absolute - start
-            }
+        // (base − start) + ts, not (base + ts) − start: subtracting two
+        // epoch-sized floats first keeps the nanoseconds.
+        let offset = match (start_time, base_time) {
+            (Some(start), Some(base)) if base + timestamp >= start => (base - start) + timestamp,
+            (Some(start), None) if timestamp > 1e9 && timestamp >= start => timestamp - start,
             _ => timestamp,
         };
         if scale != 1 {

@@ -83,6 +83,8 @@ impl Loaded {
 pub struct ReadOptions {
     /// The unit of plain numbers (and of .hlog and .hgrm values).
     pub unit: TimeUnit,
+    /// Whether the user said the unit (an .hgrm cannot be read without it).
+    pub unit_given: bool,
     /// The format, when the user says rather than detection.
     pub format: Option<Format>,
     /// Interval length for logs of timestamped values (fio, sockperf), ns.
@@ -96,6 +98,7 @@ impl ReadOptions {
     pub fn new(unit: TimeUnit) -> Self {
         ReadOptions {
             unit,
+            unit_given: true,
             format: None,
             interval_ns: 1_000_000_000,
             column: None,
@@ -352,7 +355,10 @@ fn load_from(
             hlog::read(&source, reader, options.unit.nanos())?,
             None,
         )),
-        Format::Hgrm => Ok(loaded(hgrm::read(&source, reader, options.unit)?, None)),
+        Format::Hgrm => Ok(loaded(
+            hgrm::read(&source, reader, options.unit_given.then_some(options.unit))?,
+            None,
+        )),
         Format::FioJson => {
             let text = read_text(&source, reader)?;
             Ok(loaded(fio::read_json(&source, &text)?, None))

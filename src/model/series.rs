@@ -223,7 +223,7 @@ impl IntervalRecord {
     /// The histogram's (bucket value, count) pairs, checked against the count.
     pub fn entries(&self) -> Result<std::borrow::Cow<'_, [(u64, u64)]>, String> {
         let entries = self.histogram.entries()?;
-        self.check(entries.iter().map(|e| e.1).sum())?;
+        self.check(entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.1)))?;
         Ok(entries)
     }
 

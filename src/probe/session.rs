@@ -90,12 +90,24 @@ where
     B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
 {
     destination.check()?;
+    // The default name is chosen (never an existing file) and checked
+    // before anything runs.
+    let path = match &destination.run_file {
+        Some(path) => path.clone(),
+        None => {
+            let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+            let path = output::unused_default_path(plan.probe, &now);
+            output::check_writable(&path, output::OwnKind::RunFile, false, "-o")?;
+            path
+        }
+    };
     let host = HostSnapshot::capture(&HostRoot::default());
     let clock = MonotonicClock;
 
     let (ready_tx, ready_rx) = mpsc::channel::<(usize, Result<()>)>();
-    let mut go_senders = Vec::with_capacity(plan.threads);
     let outcome = std::thread::scope(|scope| -> Result<_> {
+        // Dropped on any early return, which releases the waiting threads.
+        let mut go_senders = Vec::with_capacity(plan.threads);
         let mut handles = Vec::with_capacity(plan.threads);
         for thread in 0..plan.threads {
             let (go_tx, go_rx) = mpsc::channel::<Option<(Recorder, u64)>>();
@@ -106,6 +118,9 @@ where
                 .name(format!("cauda-{}-{thread}", plan.probe))
                 .spawn_scoped(scope, move || -> Result<()> {
                     let _ = ready_tx.send((thread, prepare(thread)));
+                    // Not held while waiting: a thread that dies preparing
+                    // must not leave the others' readiness unanswered.
+                    drop(ready_tx);
                     let Ok(Some((mut recorder, start))) = go_rx.recv() else {
                         return Ok(());
                     };
@@ -153,13 +168,6 @@ where
             .unwrap_or(0);
         let start_time = humantime::format_rfc3339_seconds(wall_start).to_string();
         let run_start = clock.now();
-        let path = destination
-            .run_file
-            .clone()
-            .unwrap_or_else(|| output::default_run_path(plan.probe, &start_time));
-        if destination.run_file.is_none() {
-            output::check_writable(&path, output::OwnKind::RunFile, destination.force, "-o")?;
-        }
         let hlog = match &destination.hlog {
             Some(p) => Some(HlogWriter::create(p, start_unix_ns, &start_time)?),
             None => None,
@@ -195,11 +203,10 @@ where
             run_start,
             start_time,
             start_unix_ns,
-            path,
             thread_error,
         ))
     })?;
-    let (collected, run_start, start_time, start_unix_ns, path, thread_error) = outcome;
+    let (collected, run_start, start_time, start_unix_ns, thread_error) = outcome;
 
     let percentiles = Percentile::defaults();
     let summary = collected

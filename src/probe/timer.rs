@@ -138,6 +138,29 @@ impl TimerConfig {
     }
 }
 
+/// The longest single sleep: a stop request is noticed within this long,
+/// whatever the interval (the last slice still aims at the exact deadline).
+pub const SLICE_NS: u64 = 100_000_000;
+
+/// Sleeps until `deadline`, in slices of at most [`SLICE_NS`] when it is far
+/// from `last_now`; returns `false` when `stop` rose first.
+#[inline]
+fn sleep_sliced<C: Clock>(clock: &C, deadline: u64, mut last_now: u64, stop: &StopFlag) -> bool {
+    while deadline > last_now.saturating_add(SLICE_NS) {
+        clock.sleep_until(last_now + SLICE_NS);
+        if stop.is_raised() {
+            return false;
+        }
+        last_now = clock.now();
+    }
+    while !clock.sleep_until(deadline) {
+        if stop.is_raised() {
+            return false;
+        }
+    }
+    true
+}
+
 /// Wakes on `schedule` until `end_ns`, recording lateness in `WAKEUP`.
 /// Returns the time it stopped.
 pub fn periodic<C: Clock, S: Sink>(
@@ -147,17 +170,16 @@ pub fn periodic<C: Clock, S: Sink>(
     sink: &mut S,
     stop: &StopFlag,
 ) -> u64 {
+    let mut now = clock.now();
     loop {
         let intended = schedule.next_intended();
         if intended >= end_ns {
             return clock.now();
         }
-        while !clock.sleep_until(intended) {
-            if stop.is_raised() {
-                return clock.now();
-            }
+        if !sleep_sliced(clock, intended, now, stop) {
+            return clock.now();
         }
-        let now = clock.now();
+        now = clock.now();
         sink.record(now, WAKEUP, now.saturating_sub(intended));
         if stop.is_raised() {
             return now;
@@ -177,14 +199,13 @@ pub fn idle_sweep<C: Clock, S: Sink>(
     for (series, &idle) in lengths_ns.iter().enumerate() {
         let phase_end = clock.now() + phase_ns;
         loop {
-            let intended = clock.now() + idle;
+            let start = clock.now();
+            let intended = start + idle;
             if intended > phase_end {
                 break;
             }
-            while !clock.sleep_until(intended) {
-                if stop.is_raised() {
-                    return clock.now();
-                }
+            if !sleep_sliced(clock, intended, start, stop) {
+                return clock.now();
             }
             let now = clock.now();
             sink.record(now, series, now.saturating_sub(intended));
@@ -231,7 +252,7 @@ pub fn run(config: &TimerConfig, destination: &Destination, stop: &StopFlag) -> 
         None => None,
         Some(limit) => Some(sys::hold_cpu_dma_latency(limit).map_err(|e| {
             input_error(format!(
-                "--cpu-dma-latency: cannot hold /dev/cpu_dma_latency ({e}); this needs root —                  or drop the flag"
+                "--cpu-dma-latency: cannot hold /dev/cpu_dma_latency ({e}); this needs root — or drop the flag"
             ))
         })?),
     };
@@ -378,6 +399,19 @@ mod tests {
             );
         }
         assert!(values.iter().all(|v| v.2 == 5_000));
+    }
+
+    #[test]
+    fn long_sleeps_are_sliced_so_a_stop_is_seen() {
+        let clock = FakeClock::new(0, 0);
+        let stop = StopFlag::new();
+        // A 20 s period: the first slice ends at 100 ms; raise stop "then".
+        let mut schedule = Schedule::new(0, 20e9, Arrivals::Uniform, 1);
+        stop.raise();
+        let mut values = Vec::new();
+        let stopped = periodic(&clock, &mut schedule, u64::MAX, &mut values, &stop);
+        assert!(values.is_empty(), "no wake-up recorded");
+        assert_eq!(stopped, SLICE_NS, "stopped after one slice, not 20 s");
     }
 
     #[test]
