@@ -124,7 +124,12 @@ where
                     let Ok(Some((mut recorder, start))) = go_rx.recv() else {
                         return Ok(());
                     };
-                    let result = body(thread, start, &mut recorder, stop);
+                    // A panic in the probe still saves this thread's partial
+                    // interval and stops the others.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        body(thread, start, &mut recorder, stop)
+                    }))
+                    .unwrap_or_else(|_| Err(anyhow!("probe thread {thread} panicked")));
                     let end = match &result {
                         Ok(end) => *end,
                         Err(_) => {
