@@ -5,8 +5,6 @@
 //! unit. Parsers are exact (integer arithmetic on the decimal digits), so
 //! `1.5ms` is exactly 1,500,000 ns, and their errors state the syntax.
 
-use std::fmt;
-
 /// A time unit for plain-number inputs and for `--unit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -170,12 +168,6 @@ impl Rate {
     /// The mean gap between operations, in nanoseconds (at least 1).
     pub fn period_ns(self) -> f64 {
         (1e9 / self.per_second).max(1.0)
-    }
-}
-
-impl fmt::Display for Rate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/s", self.per_second)
     }
 }
 

@@ -73,11 +73,6 @@ impl Metric {
         matches!(self, Metric::Count | Metric::Throughput)
     }
 
-    /// True for metrics in nanoseconds.
-    pub fn is_latency(&self) -> bool {
-        !self.higher_is_better()
-    }
-
     /// Parses `count`, `mean`, `max`, `throughput` or `pNN`.
     pub fn parse(text: &str) -> Result<Metric, String> {
         match text {

@@ -21,7 +21,7 @@ pub struct Fanout {
     /// The root's percentiles, ns.
     pub root_percentiles: Percentiles,
     /// How far the leaf sample supports each root percentile.
-    pub root_support: Vec<(String, Support)>,
+    pub root_support: super::Keyed<Support>,
     /// Probability that a request meets at least one leaf p99.
     pub p_hit_leaf_p99: f64,
     /// The leaf percentile the root's p99 requires.
@@ -54,19 +54,21 @@ pub fn fanout(
                 .map(|(p, v)| (p.key.clone(), v))
                 .collect(),
         ),
-        root_support: percentiles
-            .iter()
-            .zip(&leaf_q)
-            .map(|(p, &q)| {
-                let (_, upper) = rank_bounds(count, q, confidence);
-                let s = if count == 0 {
-                    Support::Insufficient
-                } else {
-                    support(count, q, upper)
-                };
-                (p.key.clone(), s)
-            })
-            .collect(),
+        root_support: super::Keyed(
+            percentiles
+                .iter()
+                .zip(&leaf_q)
+                .map(|(p, &q)| {
+                    let (_, upper) = rank_bounds(count, q, confidence);
+                    let s = if count == 0 {
+                        Support::Insufficient
+                    } else {
+                        support(count, q, upper)
+                    };
+                    (p.key.clone(), s)
+                })
+                .collect(),
+        ),
         p_hit_leaf_p99: 1.0 - 0.99f64.powi(n as i32),
         leaf_percentile_for_root_p99: 100.0 * 0.99f64.powf(1.0 / n as f64),
     }
@@ -89,7 +91,7 @@ mod tests {
         assert!((992_000..=994_100).contains(&root_p50), "{root_p50}");
         let root_p99 = f.root_percentiles.0[1].1;
         assert!((999_800..=1_000_000).contains(&root_p99), "{root_p99}");
-        assert_eq!(f.root_support[1].1, Support::Ok);
+        assert_eq!(f.root_support.get("99"), Some(&Support::Ok));
     }
 
     #[test]

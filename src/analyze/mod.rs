@@ -14,7 +14,6 @@ pub mod summary;
 
 use anyhow::Result;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 
 use crate::error::input_error;
 use crate::formats::{Format, Loaded};
@@ -50,6 +49,28 @@ impl Default for Options {
             expected_interval_ns: None,
             timeline: false,
         }
+    }
+}
+
+/// Values by percentile key, in the order asked for; a JSON object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Keyed<T>(pub Vec<(String, T)>);
+
+impl<T> Keyed<T> {
+    /// The value for a percentile key.
+    pub fn get(&self, key: &str) -> Option<&T> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+impl<T: Serialize> Serialize for Keyed<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -104,9 +125,9 @@ pub struct SeriesAnalysis {
     pub summary: Summary,
     /// Confidence interval of each percentile: `[low, high]` in ns, `null`
     /// for a side the sample cannot bound.
-    pub percentile_ci: Map<String, Value>,
+    pub percentile_ci: Keyed<[Option<u64>; 2]>,
     /// How far the sample supports each percentile.
-    pub support: Map<String, Value>,
+    pub support: Keyed<Support>,
     /// Latency clusters.
     pub clusters: Vec<clusters::Cluster>,
     /// The typical interval (absent for untimed inputs).
@@ -192,48 +213,27 @@ fn analyze_reported(
     reported: &crate::model::Reported,
     options: &Options,
 ) -> SeriesAnalysis {
-    // The first printed point at or above the percentile (HdrHistogram's
-    // "value at percentile"); fio prints the usual ones exactly.
-    let find = |key: &str| {
-        let want: f64 = key.parse().ok()?;
-        reported
-            .percentiles
-            .0
-            .iter()
-            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
-            .find(|(q, _)| *q >= want - 1e-9)
-            .map(|(_, v)| v)
-    };
-    let mut percentile_ci = Map::new();
-    let mut support = Map::new();
-    let mut values = Vec::new();
-    for p in &options.percentiles {
-        let Some(value) = find(&p.key) else { continue };
-        values.push((p.key.clone(), value));
+    let mut percentile_ci = Keyed(Vec::new());
+    let mut support = Keyed(Vec::new());
+    let summary = summary::summarize_reported(reported, &options.percentiles);
+    for p in options
+        .percentiles
+        .iter()
+        .filter(|p| summary.percentiles.0.iter().any(|(k, _)| *k == p.key))
+    {
         let (_, upper) = ci::rank_bounds(reported.count, p.quantile(), options.confidence);
-        percentile_ci.insert(p.key.clone(), json!([null, null]));
-        support.insert(
+        percentile_ci.0.push((p.key.clone(), [None, None]));
+        support.0.push((
             p.key.clone(),
-            json!(ci::support(reported.count, p.quantile(), upper)),
-        );
+            ci::support(reported.count, p.quantile(), upper),
+        ));
     }
     SeriesAnalysis {
         tag: series.tag.clone(),
         measured_from: series.measured_from,
         intervals: 0,
         percentiles_only: true,
-        summary: Summary {
-            unit: "ns".into(),
-            count: reported.count,
-            min: reported.min.unwrap_or(0),
-            max: reported.max.unwrap_or(0),
-            mean: reported.mean.map_or(0.0, |m| (m * 10.0).round() / 10.0),
-            stddev: reported.stddev.map_or(0.0, |m| (m * 10.0).round() / 10.0),
-            median: find("50").unwrap_or(0),
-            mad: None,
-            percentiles: crate::model::Percentiles(values),
-            clamped: None,
-        },
+        summary,
         percentile_ci,
         support,
         clusters: Vec::new(),
@@ -279,12 +279,22 @@ fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, 
         }
     };
     let cis = ci::percentile_cis(&hist, &options.percentiles, options.confidence);
-    let mut percentile_ci = Map::new();
-    let mut support = Map::new();
-    for (p, c) in options.percentiles.iter().zip(&cis) {
-        percentile_ci.insert(p.key.clone(), json!([c.lower, c.upper]));
-        support.insert(p.key.clone(), json!(c.support));
-    }
+    let percentile_ci = Keyed(
+        options
+            .percentiles
+            .iter()
+            .zip(&cis)
+            .map(|(p, c)| (p.key.clone(), [c.lower, c.upper]))
+            .collect(),
+    );
+    let support = Keyed(
+        options
+            .percentiles
+            .iter()
+            .zip(&cis)
+            .map(|(p, c)| (p.key.clone(), c.support))
+            .collect(),
+    );
     Ok(SeriesAnalysis {
         tag: series.tag.clone(),
         measured_from: series.measured_from,

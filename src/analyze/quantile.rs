@@ -10,7 +10,7 @@
 //!
 //! We work in quantiles and print percentiles, as HdrHistogram_rust advises.
 
-use crate::record::LatencyHistogram;
+use crate::record::{ExactStats, LatencyHistogram};
 use crate::units::Decimal;
 
 /// A percentile as the user wrote it, kept exact.
@@ -119,7 +119,26 @@ pub fn values_at_ranks(hist: &LatencyHistogram, ranks: &[u64]) -> Vec<u64> {
 
 /// [`values_at_ranks`] with the bucket edge chosen.
 pub fn values_at_ranks_edge(hist: &LatencyHistogram, ranks: &[u64], edge: Edge) -> Vec<u64> {
-    let stats = hist.stats();
+    let hdr = hist.hdr();
+    let entries: Vec<(u64, u64)> = hdr
+        .iter_recorded()
+        .map(|bucket| {
+            let value = bucket.value_iterated_to();
+            let value = match edge {
+                Edge::High => hdr.highest_equivalent(value),
+                Edge::Low => hdr.lowest_equivalent(value),
+            };
+            (value, bucket.count_at_value())
+        })
+        .collect();
+    values_at_ranks_in(&entries, &hist.stats(), ranks)
+}
+
+/// The values of several ranks (any order) among sparse (value, count)
+/// pairs in increasing value whose exact statistics are `stats`: rank 1 is
+/// the exact min, rank n the exact max, others the pair's value clamped to
+/// them; 0 when empty.
+pub fn values_at_ranks_in(entries: &[(u64, u64)], stats: &ExactStats, ranks: &[u64]) -> Vec<u64> {
     let n = stats.count;
     let mut out = vec![0; ranks.len()];
     if n == 0 {
@@ -128,31 +147,24 @@ pub fn values_at_ranks_edge(hist: &LatencyHistogram, ranks: &[u64], edge: Edge) 
     let mut order: Vec<usize> = (0..ranks.len()).collect();
     order.sort_by_key(|&i| ranks[i]);
     let mut next = 0;
-    // Ranks at the ends are known exactly.
     while next < order.len() && ranks[order[next]] <= 1 {
         out[order[next]] = stats.min;
         next += 1;
     }
-    let hdr = hist.hdr();
     let mut cumulative = 0u64;
-    for bucket in hdr.iter_recorded() {
-        cumulative += bucket.count_at_value();
+    for &(value, count) in entries {
+        if next == order.len() {
+            break;
+        }
+        cumulative = cumulative.saturating_add(count);
         while next < order.len() && ranks[order[next]] <= cumulative {
             let rank = ranks[order[next]];
             out[order[next]] = if rank >= n {
                 stats.max
             } else {
-                let value = bucket.value_iterated_to();
-                match edge {
-                    Edge::High => hdr.highest_equivalent(value),
-                    Edge::Low => hdr.lowest_equivalent(value),
-                }
-                .clamp(stats.min, stats.max)
+                value.max(stats.min).min(stats.max)
             };
             next += 1;
-        }
-        if next == order.len() {
-            break;
         }
     }
     while next < order.len() {

@@ -13,8 +13,8 @@
 
 use serde::Serialize;
 
-use super::quantile::values_at_ranks;
-use crate::record::{ExactStats, LatencyHistogram};
+use super::quantile::values_at_ranks_in;
+use crate::record::ExactStats;
 
 /// One interval's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -36,15 +36,6 @@ pub struct IntervalPoint {
 }
 
 impl IntervalPoint {
-    /// Summarises one decoded interval.
-    pub fn of(start_ns: u64, length_ns: u64, hist: &LatencyHistogram) -> Self {
-        let stats = hist.stats();
-        let n = stats.count;
-        let ranks = [n.div_ceil(2), (n * 99).div_ceil(100)];
-        let values = values_at_ranks(hist, &ranks);
-        Self::with(start_ns, length_ns, &stats, values[0], values[1])
-    }
-
     /// Summarises one interval from its sparse (bucket value, count) pairs.
     pub fn from_entries(
         start_ns: u64,
@@ -53,35 +44,13 @@ impl IntervalPoint {
         stats: &ExactStats,
     ) -> Self {
         let n = stats.count;
-        let ranks = [n.div_ceil(2), (n * 99).div_ceil(100)];
-        let mut values = [stats.max; 2];
-        let mut cumulative = 0;
-        let mut next = 0;
-        for &(value, count) in entries {
-            cumulative += count;
-            while next < 2 && ranks[next] <= cumulative {
-                values[next] = if ranks[next] >= n {
-                    stats.max
-                } else {
-                    value.max(stats.min).min(stats.max)
-                };
-                next += 1;
-            }
-        }
-        if n == 0 {
-            values = [0, 0];
-        }
-        Self::with(start_ns, length_ns, stats, values[0], values[1])
-    }
-
-    fn with(start_ns: u64, length_ns: u64, stats: &ExactStats, p50: u64, p99: u64) -> Self {
-        let n = stats.count;
+        let values = values_at_ranks_in(entries, stats, &[n.div_ceil(2), (n * 99).div_ceil(100)]);
         IntervalPoint {
             start_s: start_ns as f64 / 1e9,
             length_s: length_ns as f64 / 1e9,
             count: n,
-            p50,
-            p99,
+            p50: values[0],
+            p99: values[1],
             max: stats.max,
             mean: (stats.mean() * 10.0).round() / 10.0,
         }
@@ -282,7 +251,7 @@ mod tests {
         median: f64,
         tail: Option<u64>,
     ) -> IntervalPoint {
-        let mut h = LatencyHistogram::new();
+        let mut h = crate::record::LatencyHistogram::new();
         for _ in 0..n {
             let z = normal_quantile(rng.next_unit().min(1.0 - 1e-12));
             h.record((median * (0.4 * z).exp()) as u64);
@@ -290,7 +259,17 @@ mod tests {
         if let Some(v) = tail {
             h.record_n(v, n / 20);
         }
-        IntervalPoint::of(i as u64 * 1_000_000_000, 1_000_000_000, &h)
+        let record = crate::model::IntervalRecord::from_histogram(
+            i as u64 * 1_000_000_000,
+            1_000_000_000,
+            &h,
+        );
+        IntervalPoint::from_entries(
+            record.start_ns,
+            record.length_ns,
+            &record.entries().unwrap(),
+            &record.stats(),
+        )
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! spread measure that survives fat tails where the stddev does not.
 
 use super::quantile::{Percentile, percentile_values, value_at_rank};
-use crate::model::{Percentiles, Summary};
+use crate::model::{Percentiles, Reported, Series, SeriesSummary, Summary};
 use crate::record::LatencyHistogram;
 
 /// Rounds to one decimal, the precision summaries print floats at.
@@ -36,6 +36,61 @@ pub fn summarize(hist: &LatencyHistogram, percentiles: &[Percentile]) -> Summary
         ),
         clamped: (stats.clamped > 0).then_some(stats.clamped),
     }
+}
+
+/// The value a percentiles-only source printed at or above `key` (the
+/// first printed point at or above it: HdrHistogram's "value at
+/// percentile"; fio prints the usual ones exactly).
+pub fn reported_at(reported: &Reported, key: &str) -> Option<u64> {
+    let want: f64 = key.parse().ok()?;
+    reported
+        .percentiles
+        .0
+        .iter()
+        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
+        .find(|(q, _)| *q >= want - 1e-9)
+        .map(|(_, v)| v)
+}
+
+/// The summary of a percentiles-only source: what it printed, nothing
+/// recomputed (no MAD), and only the percentiles it has.
+pub fn summarize_reported(reported: &Reported, percentiles: &[Percentile]) -> Summary {
+    Summary {
+        unit: "ns".into(),
+        count: reported.count,
+        min: reported.min.unwrap_or(0),
+        max: reported.max.unwrap_or(0),
+        mean: reported.mean.map_or(0.0, tenth),
+        stddev: reported.stddev.map_or(0.0, tenth),
+        median: reported_at(reported, "50").unwrap_or(0),
+        mad: None,
+        percentiles: Percentiles(
+            percentiles
+                .iter()
+                .filter_map(|p| Some((p.key.clone(), reported_at(reported, &p.key)?)))
+                .collect(),
+        ),
+        clamped: None,
+    }
+}
+
+/// The run-file summaries (default percentiles) of several series; the
+/// error names the series and interval that failed to decode.
+pub fn series_summaries(series: &[Series]) -> Result<Vec<SeriesSummary>, String> {
+    let percentiles = Percentile::defaults();
+    series
+        .iter()
+        .map(|s| {
+            let summary = match (&s.reported, s.intervals.is_empty()) {
+                (Some(reported), true) => summarize_reported(reported, &percentiles),
+                _ => summarize(&s.merged()?, &percentiles),
+            };
+            Ok(SeriesSummary {
+                tag: s.tag.clone(),
+                summary,
+            })
+        })
+        .collect()
 }
 
 /// Population standard deviation around the exact mean, each bucket taken

@@ -22,20 +22,28 @@ fn us(micros: u64) -> u64 {
     micros.saturating_mul(1_000)
 }
 
-fn finish(hists: Vec<LatencyHistogram>, mins: &[u64], maxs: &[u64], avgs: &[f64]) -> Vec<Series> {
+/// One series per thread; `mins`, `maxs` and `avgs` are cyclictest's
+/// footer figures in units of `unit_ns` (1,000 normally, 1 with `-N`).
+fn finish(
+    hists: Vec<LatencyHistogram>,
+    mins: &[u64],
+    maxs: &[u64],
+    avgs: &[f64],
+    unit_ns: u64,
+) -> Vec<Series> {
     hists
         .into_iter()
         .enumerate()
         .map(|(t, hist)| {
             let mut record = IntervalRecord::from_histogram(0, 0, &hist);
             if let Some(&min) = mins.get(t) {
-                record.min = us(min);
+                record.min = min.saturating_mul(unit_ns);
             }
             if let Some(&max) = maxs.get(t) {
-                record.max = record.max.max(us(max));
+                record.max = record.max.max(max.saturating_mul(unit_ns));
             }
             if let Some(&avg) = avgs.get(t) {
-                record.sum = (avg * 1_000.0 * record.count as f64).round() as u128;
+                record.sum = (avg * unit_ns as f64 * record.count as f64).round() as u128;
             }
             let mut series = Series::new(format!("thread{t}"), MeasuredFrom::IntendedStart);
             series.intervals.push(record);
@@ -118,7 +126,7 @@ pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
     for (hist, &over) in hists.iter_mut().zip(&overflows) {
         hist.record_n(us(buckets), over);
     }
-    Ok(finish(hists, &mins, &maxs, &avgs))
+    Ok(finish(hists, &mins, &maxs, &avgs, 1_000))
 }
 
 /// Reads `cyclictest --json=FILE` output.
@@ -188,15 +196,9 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
                 cycles - hist.count(),
             );
         }
-        // finish() scales footers by 1000: pre-divide nanosecond figures.
-        let scale = |v: u64| if per_unit == 1 { v / 1_000 } else { v };
-        mins.push(scale(
-            thread.get("min").and_then(Value::as_u64).unwrap_or(0),
-        ));
-        maxs.push(scale(max));
-        avgs.push(
-            thread.get("avg").and_then(Value::as_f64).unwrap_or(0.0) / (1_000 / per_unit) as f64,
-        );
+        mins.push(thread.get("min").and_then(Value::as_u64).unwrap_or(0));
+        maxs.push(max);
+        avgs.push(thread.get("avg").and_then(Value::as_f64).unwrap_or(0.0));
         hists.push(hist);
     }
     if hists.is_empty() {
@@ -204,7 +206,7 @@ pub fn read_json(source: &str, text: &str) -> Result<Vec<Series>> {
             "{source}: cyclictest JSON with no threads"
         )));
     }
-    Ok(finish(hists, &mins, &maxs, &avgs))
+    Ok(finish(hists, &mins, &maxs, &avgs, per_unit))
 }
 
 #[cfg(test)]

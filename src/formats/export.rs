@@ -16,11 +16,12 @@ use anyhow::Result;
 
 use super::Loaded;
 use super::hlog;
-use crate::analyze::stalls::IntervalPoint;
-use crate::analyze::{Percentile, summary::summarize};
+use crate::analyze::Percentile;
+use crate::analyze::quantile::values_at_ranks_in;
+use crate::analyze::summary::series_summaries;
 use crate::error::input_error;
 use crate::host::snapshot::HostSnapshot;
-use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, SeriesSummary, Tool};
+use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool};
 use crate::units::TimeUnit;
 
 /// The output formats of `cauda convert`.
@@ -101,25 +102,21 @@ pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Builds a run file around imported series.
+/// Builds a run file around imported series (a single run file is
+/// returned as it is).
 pub fn to_run(inputs: &[Loaded]) -> Result<RunFile> {
     if let [single] = inputs
         && let Some(run) = &single.run
     {
         return Ok(run.clone());
     }
-    let series = gather(inputs);
-    let percentiles = Percentile::defaults();
-    let summary = series
-        .iter()
-        .map(|s| {
-            let merged = s.merged().map_err(input_error)?;
-            Ok(SeriesSummary {
-                tag: s.tag.clone(),
-                summary: summarize(&merged, &percentiles),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    run_around(inputs, gather(inputs))
+}
+
+/// A run file holding `series`, described as made from `inputs` (probe
+/// `import`, their sources in the parameters, the first known start and host).
+pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
+    let summary = series_summaries(&series).map_err(input_error)?;
     let end = series
         .iter()
         .flat_map(|s| s.intervals.iter().map(|i| i.start_ns + i.length_ns))
@@ -173,17 +170,15 @@ pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
     let mut out = String::from(
         "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns\n",
     );
-    let ps = Percentile::parse_list("90,99.9").map_err(input_error)?;
+    let ps = Percentile::parse_list("50,90,99,99.9").map_err(input_error)?;
     for s in gather(inputs) {
         for (i, iv) in s.intervals.iter().enumerate() {
-            let hist = if iv.count == 0 {
-                crate::record::LatencyHistogram::new()
-            } else {
-                iv.decode()
-                    .map_err(|e| input_error(format!("series '{}', interval {i}: {e}", s.tag)))?
-            };
-            let point = IntervalPoint::of(iv.start_ns, iv.length_ns, &hist);
-            let more = crate::analyze::quantile::percentile_values(&hist, &ps);
+            let entries = iv
+                .entries()
+                .map_err(|e| input_error(format!("series '{}', interval {i}: {e}", s.tag)))?;
+            let stats = iv.stats();
+            let ranks: Vec<u64> = ps.iter().map(|p| p.rank(stats.count)).collect();
+            let v = values_at_ranks_in(&entries, &stats, &ranks);
             let tag = if s.tag.contains([',', '"']) {
                 format!("\"{}\"", s.tag.replace('"', "\"\""))
             } else {
@@ -192,16 +187,16 @@ pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
             let _ = writeln!(
                 out,
                 "{tag},{:.3},{:.3},{},{},{},{},{},{},{},{:.1}",
-                point.start_s,
-                point.length_s,
-                point.count,
-                iv.min,
-                point.p50,
-                more[0],
-                point.p99,
-                more[1],
-                point.max,
-                point.mean
+                iv.start_ns as f64 / 1e9,
+                iv.length_ns as f64 / 1e9,
+                stats.count,
+                stats.min,
+                v[0],
+                v[1],
+                v[2],
+                v[3],
+                stats.max,
+                stats.mean()
             );
         }
     }

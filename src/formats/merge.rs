@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use super::Loaded;
-use super::export::to_run;
+use super::export::run_around;
 use crate::error::input_error;
 use crate::model::{IntervalRecord, RunFile, Series};
 use crate::record::LatencyHistogram;
@@ -64,20 +64,8 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
     for (tag, members) in groups {
         merged_series.push(merge_group(&tag, &members)?);
     }
-    let mut run = to_run(inputs)?;
+    let mut run = run_around(inputs, merged_series)?;
     run.probe = "merge".into();
-    let percentiles = crate::analyze::Percentile::defaults();
-    run.summary = merged_series
-        .iter()
-        .map(|s| {
-            let merged = s.merged().map_err(input_error)?;
-            Ok(crate::model::SeriesSummary {
-                tag: s.tag.clone(),
-                summary: crate::analyze::summary::summarize(&merged, &percentiles),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    run.series = merged_series;
     run.parameters = serde_json::json!({
         "inputs": inputs.iter().map(|i| serde_json::json!({"source": i.source, "format": i.format})).collect::<Vec<_>>(),
         "tag_by": match tag_by { TagBy::Tag => "tag", TagBy::Source => "source" },

@@ -58,6 +58,15 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
     }
 }
 
+/// An HdrHistogram (cauda's precision) holding packed pairs.
+fn hdr_from_packed(packed: &[u8]) -> hdrhistogram::Histogram<u64> {
+    let mut hdr = crate::record::histogram::empty_hdr();
+    for (v, c) in unpack_entries(packed) {
+        let _ = hdr.record_n(v.min(crate::record::histogram::HIGHEST_NS), c);
+    }
+    hdr
+}
+
 /// Packs increasing (value, count) pairs.
 pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
     let mut out = Vec::new();
@@ -101,11 +110,7 @@ impl HistogramData {
         match self {
             HistogramData::Encoded(text) => std::borrow::Cow::Borrowed(text),
             HistogramData::Sparse(packed) => {
-                let mut hdr = crate::record::histogram::empty_hdr();
-                for (v, c) in unpack_entries(packed) {
-                    let _ = hdr.record_n(v.min(crate::record::histogram::HIGHEST_NS), c);
-                }
-                std::borrow::Cow::Owned(encoding::encode(&hdr))
+                std::borrow::Cow::Owned(encoding::encode(&hdr_from_packed(packed)))
             }
         }
     }
@@ -231,13 +236,7 @@ impl IntervalRecord {
     pub fn decode(&self) -> Result<LatencyHistogram, String> {
         let hdr = match &self.histogram {
             HistogramData::Encoded(text) => encoding::decode(text)?,
-            HistogramData::Sparse(packed) => {
-                let mut hdr = crate::record::histogram::empty_hdr();
-                for (v, c) in unpack_entries(packed) {
-                    let _ = hdr.record_n(v.min(crate::record::histogram::HIGHEST_NS), c);
-                }
-                hdr
-            }
+            HistogramData::Sparse(packed) => hdr_from_packed(packed),
         };
         self.check(hdr.len())?;
         Ok(LatencyHistogram::from_parts(hdr, self.stats()))

@@ -15,10 +15,10 @@ use std::time::SystemTime;
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::analyze::{Percentile, summary::summarize};
+use crate::analyze::summary::series_summaries;
 use crate::formats::hlog::HlogWriter;
 use crate::host::snapshot::{HostRoot, HostSnapshot};
-use crate::model::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
+use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output;
 use crate::record::{Clock, MonotonicClock, Recorder, SeriesSpec, StopFlag, collector};
 
@@ -213,18 +213,7 @@ where
     })?;
     let (collected, run_start, start_time, start_unix_ns, thread_error) = outcome;
 
-    let percentiles = Percentile::defaults();
-    let summary = collected
-        .series
-        .iter()
-        .map(|series| {
-            let merged = series.merged().map_err(|e| anyhow!(e))?;
-            Ok(SeriesSummary {
-                tag: series.tag.clone(),
-                summary: summarize(&merged, &percentiles),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let summary = series_summaries(&collected.series).map_err(|e| anyhow!(e))?;
     let run = RunFile {
         schema: RUN_SCHEMA.into(),
         tool: Tool::this(),

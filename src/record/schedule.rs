@@ -88,11 +88,6 @@ impl Schedule {
         self.offset = self.gap(self.index + 1);
         due
     }
-
-    /// How many intended times have been handed out.
-    pub fn issued(&self) -> u64 {
-        self.index
-    }
 }
 
 #[cfg(test)]

@@ -126,14 +126,8 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     let mut rows: Vec<(String, String, String)> = Vec::new();
     rows.push(("min".into(), format_ns(sum.min as f64), String::new()));
     for (key, value) in &sum.percentiles.0 {
-        let support = s
-            .support
-            .get(key)
-            .and_then(|v| serde_json::from_value::<SupportWord>(v.clone()).ok())
-            .map(|w| w.0)
-            .unwrap_or(Support::Ok);
-        let ci = s.percentile_ci.get(key).and_then(|v| v.as_array().cloned());
-        let bound = |i: usize| ci.as_ref().and_then(|a| a.get(i)).and_then(|v| v.as_u64());
+        let support = s.support.get(key).copied().unwrap_or(Support::Ok);
+        let [lower, upper] = s.percentile_ci.get(key).copied().unwrap_or([None, None]);
         let label = format!("p{key}");
         if support == Support::Insufficient {
             let q = key.parse::<f64>().unwrap_or(100.0) / 100.0;
@@ -153,7 +147,7 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
             ));
             continue;
         }
-        let interval = match (bound(0), bound(1)) {
+        let interval = match (lower, upper) {
             (Some(lo), Some(hi)) => {
                 format!("{level} {}–{}", format_ns(lo as f64), format_ns(hi as f64))
             }
@@ -272,6 +266,7 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
         );
         let weak: Vec<&str> = f
             .root_support
+            .0
             .iter()
             .filter(|(_, s)| *s == Support::Insufficient)
             .map(|(k, _)| k.as_str())
@@ -283,20 +278,6 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
                 weak.join(", p")
             );
         }
-    }
-}
-
-/// Deserialises a support word from the analysis JSON map.
-struct SupportWord(Support);
-
-impl<'de> serde::Deserialize<'de> for SupportWord {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let word = String::deserialize(d)?;
-        Ok(SupportWord(match word.as_str() {
-            "insufficient" => Support::Insufficient,
-            "rough" => Support::Rough,
-            _ => Support::Ok,
-        }))
     }
 }
 
