@@ -264,45 +264,33 @@ struct GzAware<R> {
     gzip: bool,
 }
 
+/// Names a damaged gzip stream in an I/O error; other errors pass through.
+fn annotate(gzip: bool, source: &str, e: std::io::Error) -> std::io::Error {
+    if gzip {
+        std::io::Error::new(
+            e.kind(),
+            format!("{source}: the gzip stream is truncated or corrupt ({e})"),
+        )
+    } else {
+        e
+    }
+}
+
 impl<R: BufRead> Read for GzAware<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.inner.read(buf).map_err(|e| self.annotate(e))
+        let (gzip, source) = (self.gzip, &self.source);
+        self.inner.read(buf).map_err(|e| annotate(gzip, source, e))
     }
 }
 
 impl<R: BufRead> BufRead for GzAware<R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        if self.gzip {
-            let source = &self.source;
-            self.inner.fill_buf().map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!("{source}: the gzip stream is truncated or corrupt ({e})"),
-                )
-            })
-        } else {
-            self.inner.fill_buf()
-        }
+        let (gzip, source) = (self.gzip, &self.source);
+        self.inner.fill_buf().map_err(|e| annotate(gzip, source, e))
     }
 
     fn consume(&mut self, amount: usize) {
         self.inner.consume(amount);
-    }
-}
-
-impl<R> GzAware<R> {
-    fn annotate(&self, e: std::io::Error) -> std::io::Error {
-        if self.gzip {
-            std::io::Error::new(
-                e.kind(),
-                format!(
-                    "{}: the gzip stream is truncated or corrupt ({e})",
-                    self.source
-                ),
-            )
-        } else {
-            e
-        }
     }
 }
 
