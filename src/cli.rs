@@ -180,7 +180,12 @@ pub struct AnalyzeArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Confidence level of the percentile intervals, between 0 and 1.
-    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        default_value_t = 0.95,
+        allow_negative_numbers = true
+    )]
     pub confidence: f64,
     /// Show what a request that waits for N independent calls to this
     /// distribution sees (its percentiles, and the leaf percentile its p99 needs).
@@ -254,7 +259,12 @@ pub struct CompareArgs {
     #[arg(long, value_name = "SPEC", value_parser = budgets)]
     pub fail_if_worse: Option<BudgetList>,
     /// Confidence level of the change intervals, between 0 and 1.
-    #[arg(long, value_name = "LEVEL", default_value_t = 0.95)]
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        default_value_t = 0.95,
+        allow_negative_numbers = true
+    )]
     pub confidence: f64,
     /// Bootstrap resamples over intervals.
     #[arg(long, value_name = "N", default_value_t = 400, value_parser = clap::value_parser!(u32).range(50..=100_000))]

@@ -235,7 +235,10 @@ fn bad_analysis_options_exit_2_with_what_is_allowed() {
         &["analyze", n, "--confidence", "0"],
         "strictly between 0 and 1",
     );
-    refused(&["compare", n, n, "--confidence", "-1"], "");
+    refused(
+        &["compare", n, n, "--confidence", "-1"],
+        "strictly between 0 and 1",
+    );
     refused(
         &["compare", n, n, "--fail-if-worse", "latency:10%"],
         "allowed: count, mean, max",
