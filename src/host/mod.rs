@@ -2,3 +2,4 @@
 
 pub mod cpulist;
 pub mod snapshot;
+pub mod check;
