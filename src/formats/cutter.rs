@@ -18,6 +18,11 @@ pub struct Cutter {
     interval_ns: u64,
     /// The latest time seen, so the last interval ends where the log does.
     last_ns: u64,
+    /// The radix sort's second buffer, kept between intervals.
+    scratch: Vec<u64>,
+    /// Where the open interval ends: earlier values join it without a
+    /// division.
+    open_end_ns: u64,
 }
 
 impl Cutter {
@@ -29,6 +34,8 @@ impl Cutter {
             values: Vec::with_capacity(4096),
             interval_ns,
             last_ns: 0,
+            scratch: Vec::new(),
+            open_end_ns: 0,
         }
     }
 
@@ -42,8 +49,13 @@ impl Cutter {
         value: u64,
         shape: &hdrhistogram::Histogram<u64>,
     ) -> Result<(), String> {
-        let index = time_ns / self.interval_ns;
         self.last_ns = self.last_ns.max(time_ns);
+        // Logs are time-ordered; a late line joins the open interval.
+        if time_ns < self.open_end_ns {
+            self.values.push(value);
+            return Ok(());
+        }
+        let index = time_ns / self.interval_ns;
         if index >= MAX_INTERVALS {
             return Err(format!(
                 "the time {} s lies {index} intervals after the start; more than {MAX_INTERVALS} \
@@ -52,7 +64,6 @@ impl Cutter {
             ));
         }
         match self.open {
-            // Logs are time-ordered; a late line joins the open interval.
             Some(open) if index <= open => self.values.push(value),
             _ => {
                 self.close(shape);
@@ -65,8 +76,47 @@ impl Cutter {
                 }
                 self.values.push(value);
                 self.open = Some(index);
+                self.open_end_ns = (index + 1).saturating_mul(self.interval_ns);
             }
         }
+        Ok(())
+    }
+
+    /// Appends what `later` cut from the lines that follow this cutter's,
+    /// with exactly the result of one pass over both: `later`'s values in
+    /// intervals up to this cutter's last one arrived late, so they join
+    /// that last (then open) interval, as [`Cutter::record`] would have
+    /// done. Fails only on a histogram this module did not write.
+    pub fn append(
+        &mut self,
+        mut later: Cutter,
+        shape: &hdrhistogram::Histogram<u64>,
+    ) -> Result<(), String> {
+        self.close(shape);
+        later.close(shape);
+        self.last_ns = self.last_ns.max(later.last_ns);
+        let Some(last) = self.series.intervals.len().checked_sub(1) else {
+            self.series.intervals = later.series.intervals;
+            return Ok(());
+        };
+        // Intervals sit at their index: position i starts at i × length.
+        let mut rest = later.series.intervals.into_iter();
+        let mut joined: Option<crate::record::LatencyHistogram> = None;
+        for late in rest.by_ref().take(last + 1) {
+            if late.count > 0 {
+                let hist = match &mut joined {
+                    Some(hist) => hist,
+                    None => joined.insert(self.series.intervals[last].decode()?),
+                };
+                hist.add_sparse(&late.entries()?, &late.stats());
+            }
+        }
+        if let Some(hist) = joined {
+            let open = &self.series.intervals[last];
+            self.series.intervals[last] =
+                IntervalRecord::from_histogram(open.start_ns, open.length_ns, &hist);
+        }
+        self.series.intervals.extend(rest);
         Ok(())
     }
 
@@ -86,7 +136,8 @@ impl Cutter {
         let Some(index) = self.open.take() else {
             return;
         };
-        self.values.sort_unstable();
+        self.open_end_ns = 0;
+        radix_sort(&mut self.values, &mut self.scratch);
         let mut entries: Vec<(u64, u64)> = Vec::new();
         let mut top = 0u64;
         let mut sum = 0u128;
@@ -119,9 +170,69 @@ impl Cutter {
     }
 }
 
+/// Sorts by the bytes that differ, least significant first (LSD radix
+/// sort, 8 bits a pass): latencies in one interval share their high bytes,
+/// so a pass per significant byte — about three for microseconds — costs
+/// less than comparison sorting a thousand values.
+fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
+    if values.len() < 128 {
+        values.sort_unstable();
+        return;
+    }
+    let all = values.iter().fold(0u64, |acc, &v| acc | v);
+    let bytes = (64 - all.leading_zeros()).div_ceil(8) as usize;
+    scratch.clear();
+    scratch.resize(values.len(), 0);
+    for byte in 0..bytes {
+        let shift = 8 * byte;
+        let mut counts = [0usize; 256];
+        for &v in values.iter() {
+            counts[((v >> shift) & 0xFF) as usize] += 1;
+        }
+        if counts.contains(&values.len()) {
+            continue; // every value has the same byte here
+        }
+        let mut next = 0;
+        for count in counts.iter_mut() {
+            let here = *count;
+            *count = next;
+            next += here;
+        }
+        for &v in values.iter() {
+            let slot = &mut counts[((v >> shift) & 0xFF) as usize];
+            scratch[*slot] = v;
+            *slot += 1;
+        }
+        std::mem::swap(values, scratch);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn radix_sort_sorts() {
+        let mut rng = crate::record::schedule::SplitMix64::new(11);
+        let mut scratch = Vec::new();
+        for (n, bits) in [
+            (0, 8),
+            (5, 64),
+            (127, 20),
+            (128, 17),
+            (1000, 17),
+            (5000, 64),
+            (3000, 33),
+        ] {
+            let mut values: Vec<u64> = (0..n)
+                .map(|_| rng.next_u64() >> (64 - bits) | 0x3000)
+                .collect();
+            let mut expected = values.clone();
+            expected.sort_unstable();
+            radix_sort(&mut values, &mut scratch);
+            assert_eq!(values, expected, "{n} values of {bits} bits");
+        }
+    }
 
     #[test]
     fn gaps_are_cheap_and_absurd_times_refused() {

@@ -19,7 +19,6 @@ use std::io::BufRead;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::cutter::Cutter;
 use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Percentiles, Reported, Series};
 use crate::record::LatencyHistogram;
@@ -40,7 +39,7 @@ pub fn bin_value(index: usize) -> u64 {
     base + k * (1 << error_bits) + (1u64 << error_bits) / 2
 }
 
-fn direction_name(ddir: u64) -> String {
+pub(super) fn direction_name(ddir: u64) -> String {
     match ddir {
         0 => "read".into(),
         1 => "write".into(),
@@ -59,7 +58,7 @@ pub fn metric_from_name(source: &str) -> Option<&'static str> {
         .map(|m| &m[1..])
 }
 
-fn tag(direction: &str, metric: Option<&str>) -> String {
+pub(super) fn tag(direction: &str, metric: Option<&str>) -> String {
     match metric {
         Some(m) => format!("{direction}.{m}"),
         None => direction.to_string(),
@@ -173,7 +172,7 @@ fn series_from_stats(source: &str, tag: &str, stats: &Value, n: u64) -> Result<S
 }
 
 /// Splits a fio log line into trimmed fields without allocating.
-fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(super) fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
     line.split(|&b| b == b',').map(|f| f.trim_ascii())
 }
 
@@ -189,142 +188,6 @@ fn parse_u64(field: &[u8]) -> Option<u64> {
         v = v.checked_mul(10)?.checked_add((b - b'0') as u64)?;
     }
     Some(v)
-}
-
-/// Why a latency-log line did not scan.
-enum LineError {
-    /// The line has this many fields (4 to 6 expected).
-    Fields(usize),
-    /// Field i (0-based, among the first four) is not a u64.
-    Number(usize),
-}
-
-/// Scans `time, value, ddir, bs[, offset][, prio]` in one pass: the first
-/// four as integers, the rest only counted. The hot loop of log import.
-#[inline]
-fn scan_lat_line(line: &[u8]) -> Result<[u64; 4], LineError> {
-    let mut out = [0u64; 4];
-    let mut field = 0usize;
-    let mut i = 0usize;
-    let n = line.len();
-    while field < 4 {
-        while i < n && line[i] == b' ' {
-            i += 1;
-        }
-        let start = i;
-        let mut v: u64 = 0;
-        // Up to 19 digits cannot overflow a u64; more is refused below.
-        while i < n && line[i].is_ascii_digit() {
-            v = v.wrapping_mul(10).wrapping_add((line[i] - b'0') as u64);
-            i += 1;
-        }
-        if i - start > 19 {
-            return Err(LineError::Number(field));
-        }
-        while i < n && line[i] == b' ' {
-            i += 1;
-        }
-        if i == start || (i < n && line[i] != b',') {
-            return Err(if i >= n && field < 3 {
-                LineError::Fields(field + 1)
-            } else {
-                LineError::Number(field)
-            });
-        }
-        out[field] = v;
-        field += 1;
-        if i >= n {
-            break;
-        }
-        i += 1; // the comma
-    }
-    if field < 4 {
-        return Err(LineError::Fields(field));
-    }
-    let rest = if i >= n {
-        0
-    } else {
-        1 + line[i..].iter().filter(|&&b| b == b',').count()
-    };
-    if rest > 2 {
-        return Err(LineError::Fields(4 + rest));
-    }
-    Ok(out)
-}
-
-/// Reads a per-I/O latency log (`log_avg_msec=0`), one series per direction.
-pub fn read_lat_log(
-    source: &str,
-    mut reader: impl BufRead,
-    interval_ns: u64,
-) -> Result<Vec<Series>> {
-    let metric = metric_from_name(source);
-    let mut directions: Vec<(u64, Cutter)> = Vec::new();
-    let shape = crate::record::histogram::empty_hdr();
-    let expected = "expected 'time_ms, latency_ns, ddir, bs[, offset][, prio]' (a fio log written with log_avg_msec=0)";
-    super::lines::for_each_line(&mut reader, |line_no, line, newline| -> Result<()> {
-        if !newline {
-            return Err(input_error(format!(
-                "{source}:{line_no}: the last line is cut short (fio ends every line with a \
-                 newline): the file looks truncated"
-            )));
-        }
-        let text = line.trim_ascii();
-        if text.is_empty() {
-            return Ok(());
-        }
-        let [time_ms, value, ddir, bs] = match scan_lat_line(text) {
-            Ok(v) => v,
-            Err(LineError::Fields(n)) => {
-                return Err(input_error(format!(
-                    "{source}:{line_no}: {n} fields; {expected}"
-                )));
-            }
-            Err(LineError::Number(i)) => {
-                let field = fields(text).nth(i).unwrap_or_default();
-                let what = ["the time", "the latency", "the direction", "the block size"][i.min(3)];
-                return Err(input_error(format!(
-                    "{source}:{line_no}: {what} '{}' is not a non-negative integer; {expected}",
-                    String::from_utf8_lossy(field)
-                )));
-            }
-        };
-        if bs == 0 {
-            return Err(input_error(format!(
-                "{source}:{line_no}: this is an averaged log (block size 0: fio wrote it with \
-                 log_avg_msec > 0); averaging erased the tail — re-run fio with log_avg_msec=0"
-            )));
-        }
-        let direction = match directions.iter_mut().find(|(d, _)| *d == ddir) {
-            Some((_, d)) => d,
-            None => {
-                directions.push((
-                    ddir,
-                    Cutter::new(tag(&direction_name(ddir), metric), interval_ns),
-                ));
-                &mut directions.last_mut().expect("just pushed").1
-            }
-        };
-        direction
-            .record(time_ms.saturating_mul(1_000_000), value, &shape)
-            .map_err(|why| input_error(format!("{source}:{line_no}: {why}")))?;
-        Ok(())
-    })
-    .map_err(|e: anyhow::Error| {
-        if e.downcast_ref::<std::io::Error>().is_some() {
-            input_error(format!("{source}: cannot read ({e})"))
-        } else {
-            e
-        }
-    })?;
-    if directions.is_empty() {
-        return Err(input_error(format!("{source}: no log lines; {expected}")));
-    }
-    directions.sort_by_key(|(d, _)| *d);
-    Ok(directions
-        .into_iter()
-        .map(|(_, d)| d.finish(&shape))
-        .collect())
 }
 
 /// Reads a histogram log (`write_hist_log`), one series per direction; each
@@ -403,42 +266,5 @@ mod tests {
         assert_eq!(bin_value(191), 128 + 63 * 2 + 1);
         // The last bin is near 2^34 ns (~17 s): fio's saturation point.
         assert!(bin_value(HIST_BINS - 1) > 16_000_000_000);
-    }
-
-    #[test]
-    fn averaged_logs_are_refused() {
-        let err = read_lat_log(
-            "avg_clat.1.log",
-            "100, 23164, 0, 0, 0\n".as_bytes(),
-            1_000_000_000,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("log_avg_msec=0"), "{err}");
-    }
-
-    #[test]
-    fn lat_logs_cut_into_intervals_per_direction() {
-        let text = "0, 100, 0, 4096, 0\n5, 200, 1, 4096, 0\n2500, 300, 0, 4096, 0\n";
-        let s = read_lat_log("x_clat.1.log", text.as_bytes(), 1_000_000_000).unwrap();
-        assert!(
-            read_lat_log("t", "0, 100, 0, 4096".as_bytes(), 1).is_err(),
-            "cut short"
-        );
-        assert_eq!(s[0].tag, "read.clat");
-        assert_eq!(s[1].tag, "write.clat");
-        let counts: Vec<u64> = s[0].intervals.iter().map(|i| i.count).collect();
-        assert_eq!(counts, vec![1, 0, 1]);
-        for bad in [
-            "0, x, 0, 4096\n",
-            "1, 2\n",
-            "1,2,3,4,5,6,7\n",
-            "-1, 2, 0, 4096\n",
-        ] {
-            assert!(
-                read_lat_log("t", bad.as_bytes(), 1_000_000_000).is_err(),
-                "{bad}"
-            );
-        }
     }
 }

@@ -11,6 +11,7 @@ pub mod cutter;
 pub mod cyclictest;
 pub mod export;
 pub mod fio;
+pub mod fio_lat;
 pub mod hgrm;
 pub mod hlog;
 pub mod lines;
@@ -107,7 +108,7 @@ impl ReadOptions {
 }
 
 /// The gzip magic number.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Detects a format from the first bytes of a (decompressed) file.
 pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
@@ -306,7 +307,21 @@ fn read_text(source: &str, mut reader: Box<dyn BufRead>) -> Result<String> {
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
     let source = path.display().to_string();
     let (head, reader) = open(path)?;
-    load_from(source, head, reader, options)
+    let format = match options.format {
+        Some(format) => format,
+        None => detect(&source, &head)?,
+    };
+    if format == Format::FioLatLog
+        && let Some(series) = fio_lat::read_lat_log_file(&source, path, options.interval_ns)?
+    {
+        return Ok(Loaded {
+            source,
+            format,
+            series,
+            run: None,
+        });
+    }
+    load_from(source, format, reader, options)
 }
 
 /// Reads bytes already in memory, named `source` in errors (the fuzz
@@ -314,19 +329,19 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
 pub fn load_bytes(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<Loaded> {
     let owned: Box<dyn BufRead> = Box::new(std::io::Cursor::new(bytes.to_vec()));
     let (head, reader) = sniff(source, owned)?;
-    load_from(source.to_string(), head, reader, options)
+    let format = match options.format {
+        Some(format) => format,
+        None => detect(source, &head)?,
+    };
+    load_from(source.to_string(), format, reader, options)
 }
 
 fn load_from(
     source: String,
-    head: Vec<u8>,
+    format: Format,
     reader: Box<dyn BufRead>,
     options: &ReadOptions,
 ) -> Result<Loaded> {
-    let format = match options.format {
-        Some(format) => format,
-        None => detect(&source, &head)?,
-    };
     let loaded = |series, run| Loaded {
         source: source.clone(),
         format,
@@ -352,7 +367,7 @@ fn load_from(
             Ok(loaded(fio::read_json(&source, &text)?, None))
         }
         Format::FioLatLog => Ok(loaded(
-            fio::read_lat_log(&source, reader, options.interval_ns)?,
+            fio_lat::read_lat_log(&source, reader, options.interval_ns)?,
             None,
         )),
         Format::FioHistLog => Ok(loaded(fio::read_hist_log(&source, reader)?, None)),
