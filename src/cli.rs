@@ -37,6 +37,14 @@ pub enum Command {
     ///
     /// Example: cauda timer --interval 1ms --runtime 10s --priority 80 --cpus 0
     Timer(TimerArgs),
+    /// Run the default suite on this host (about 70 s, --quick about 25 s):
+    /// host audit, timer, hiccup, disk random reads and writes, loopback
+    /// network round trips; writes cauda-lab-<timestamp>/ with every run
+    /// file and report.html, and prints the summary and the three most
+    /// important findings.
+    ///
+    /// Example: cauda lab --quick
+    Lab(crate::lab::LabArgs),
     /// Summarise runs and other tools' outputs (fio, sockperf, cyclictest,
     /// HdrHistogram, numbers): percentiles with confidence intervals, MAD,
     /// clusters, stalls, fan-out.

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod error;
 pub mod formats;
 pub mod host;
+pub mod lab;
 pub mod model;
 pub mod output;
 pub mod probe;
@@ -39,6 +40,7 @@ pub enum Outcome {
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Timer(args) => timer(args),
+        Command::Lab(args) => lab::run(&args, &StopFlag::on_signals()?),
         Command::Analyze(args) => analyze(args),
         Command::Compare(args) => compare(args),
         Command::Convert(args) => convert(args),

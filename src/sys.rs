@@ -148,3 +148,32 @@ pub fn hold_cpu_dma_latency(limit_us: i32) -> io::Result<std::fs::File> {
     file.write_all(&limit_us.to_ne_bytes())?;
     Ok(file)
 }
+
+/// Bytes an unprivileged user may still write on the filesystem holding
+/// `path` (`statvfs`'s `f_bavail × f_frsize`).
+pub fn free_bytes(path: &std::path::Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero statvfs is a valid out-parameter; `c_path` is a
+    // NUL-terminated string that outlives the call.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) };
+    if rc == 0 {
+        Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Sends SIGINT to a process (a child the caller started), as Ctrl-C would.
+pub fn interrupt(pid: u32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
+    // SAFETY: kill(2) takes plain integers; a stale pid at worst fails with
+    // ESRCH, reported to the caller.
+    if unsafe { libc::kill(pid, libc::SIGINT) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,254 @@
+//! The lab's findings: what a performance engineer would point at first,
+//! ranked by how far each result strays from what a quiet host gives.
+//!
+//! The scores are heuristics on one scale (about 1 = worth a look, 2 =
+//! clearly wrong): the idle wake-up penalty as a ratio, tails as decades
+//! above the median, host stalls as decades above 100 µs, stalls by count,
+//! audit warnings by count. They order the findings; the figures in each
+//! sentence are measured.
+
+use crate::analyze::{InputAnalysis, SeriesAnalysis};
+use crate::units::format_ns;
+
+/// One ranked sentence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// How much it matters (higher first).
+    pub score: f64,
+    /// What was found, with the figures and what to look at next.
+    pub text: String,
+}
+
+/// A finished probe step, as the findings see it.
+pub struct Measured<'a> {
+    /// The step's file stem, e.g. `net-tcp-gap0`.
+    pub name: &'a str,
+    /// The step's title.
+    pub title: &'a str,
+    /// Its run, analysed.
+    pub analysis: &'a InputAnalysis,
+}
+
+/// The findings, best first.
+pub fn rank(runs: &[Measured], audit: Option<&serde_json::Value>) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let main = |name: &str| {
+        runs.iter()
+            .find(|m| m.name == name)
+            .and_then(|m| main_series(m.analysis))
+    };
+    if let (Some(busy), Some(idle)) = (main("net-tcp-gap0"), main("net-tcp-gap500us")) {
+        let (busy_p50, idle_p50) = (busy.summary.median as f64, idle.summary.median as f64);
+        if busy_p50 > 0.0 {
+            let ratio = idle_p50 / busy_p50;
+            found.push(Finding {
+                score: (ratio - 1.0) * 2.0,
+                text: format!(
+                    "A loopback round trip after 500 µs idle takes {} at p50 against {} back to \
+                     back (×{ratio:.2}): {}.",
+                    format_ns(idle_p50),
+                    format_ns(busy_p50),
+                    if ratio > 1.2 {
+                        "waking idle CPUs costs this much — see the cpuidle checks of the audit, \
+                         or hold `cauda host hold-latency --max-latency 10us -- …` while measuring"
+                    } else {
+                        "idle CPUs wake quickly here"
+                    }
+                ),
+            });
+        }
+    }
+    if let Some(timer) = main("timer") {
+        let s = &timer.summary;
+        found.push(Finding {
+            score: decades(s.max, s.median),
+            text: format!(
+                "Timer wake-ups are late by {} at p50, {} at p99 and {} at worst.",
+                format_ns(s.median as f64),
+                format_ns(percentile(timer, "99").unwrap_or(s.max) as f64),
+                format_ns(s.max as f64)
+            ),
+        });
+    }
+    if let Some(hiccup) = main("hiccup") {
+        let s = &hiccup.summary;
+        found.push(Finding {
+            score: decades(s.max, 100_000),
+            text: format!(
+                "The host held a sleeping thread up to {} past its wake-up (p99.9 {}): any \
+                 measurement here can show stalls this long that are not the target's.",
+                format_ns(s.max as f64),
+                format_ns(percentile(hiccup, "99.9").unwrap_or(s.max) as f64)
+            ),
+        });
+    }
+    for name in ["disk-randread-qd1", "disk-randwrite-qd32"] {
+        if let Some(disk) = main(name) {
+            let s = &disk.summary;
+            let p99 = percentile(disk, "99").unwrap_or(s.max);
+            found.push(Finding {
+                score: decades(p99, s.median),
+                text: format!(
+                    "{}: {} at p50, {} at p99, {} at worst.",
+                    title(runs, name),
+                    format_ns(s.median as f64),
+                    format_ns(p99 as f64),
+                    format_ns(s.max as f64)
+                ),
+            });
+        }
+    }
+    for run in runs {
+        for series in &run.analysis.series {
+            let Some(worst) = series.stalls.iter().max_by_key(|s| s.max) else {
+                continue;
+            };
+            let n = series.stalls.len();
+            found.push(Finding {
+                score: 0.5 + 0.25 * n.min(6) as f64,
+                text: format!(
+                    "{} ({}): {n} stall{} — the worst at t = {:.0} s with a max of {}.",
+                    run.title,
+                    series.tag,
+                    if n == 1 { "" } else { "s" },
+                    worst.start_s,
+                    format_ns(worst.max as f64)
+                ),
+            });
+        }
+    }
+    if let Some(warned) = audit.map(warnings).filter(|w| !w.is_empty()) {
+        let shown: Vec<&str> = warned.iter().take(4).map(String::as_str).collect();
+        found.push(Finding {
+            score: (0.3 * warned.len() as f64).min(2.0),
+            text: format!(
+                "{} host setting{} against low latency ({}{}): `cauda host tune \
+                 --profile latency` shows the plan, changing nothing.",
+                warned.len(),
+                if warned.len() == 1 {
+                    " works"
+                } else {
+                    "s work"
+                },
+                shown.join(", "),
+                if warned.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+    found.sort_by(|a, b| b.score.total_cmp(&a.score));
+    found
+}
+
+/// The probe's own series: the first that is not the control thread's.
+fn main_series(analysis: &InputAnalysis) -> Option<&SeriesAnalysis> {
+    analysis
+        .series
+        .iter()
+        .find(|s| s.tag != "self" && s.summary.count > 0)
+}
+
+fn percentile(series: &SeriesAnalysis, key: &str) -> Option<u64> {
+    series
+        .summary
+        .percentiles
+        .0
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| *v)
+}
+
+fn title<'a>(runs: &'a [Measured], name: &str) -> &'a str {
+    runs.iter().find(|m| m.name == name).map_or("", |m| m.title)
+}
+
+/// Decades `value` lies above `base` (0 when below).
+fn decades(value: u64, base: u64) -> f64 {
+    if base == 0 {
+        return 0.0;
+    }
+    (value as f64 / base as f64).log10().max(0.0)
+}
+
+/// The ids of an audit's `warn` checks.
+fn warnings(audit: &serde_json::Value) -> Vec<String> {
+    audit["checks"]
+        .as_array()
+        .map(|checks| {
+            checks
+                .iter()
+                .filter(|c| c["status"] == "warn")
+                .filter_map(|c| c["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::{Format, Loaded};
+    use crate::model::{IntervalRecord, MeasuredFrom, Series};
+    use crate::record::LatencyHistogram;
+
+    fn analysed(tag: &str, values: &[u64]) -> InputAnalysis {
+        let mut hist = LatencyHistogram::new();
+        values.iter().for_each(|&v| hist.record(v));
+        let mut series = Series::new(tag.into(), MeasuredFrom::ActualStart);
+        series
+            .intervals
+            .push(IntervalRecord::from_histogram(0, 1_000_000_000, &hist));
+        let loaded = Loaded {
+            source: "x".into(),
+            format: Format::CaudaRun,
+            series: vec![series],
+            run: None,
+        };
+        crate::analyze::analyze(&[loaded], &crate::analyze::Options::default())
+            .unwrap()
+            .inputs
+            .remove(0)
+    }
+
+    #[test]
+    fn a_large_idle_penalty_outranks_a_quiet_timer() {
+        let busy = analysed("rtt", &[20_000; 1000]);
+        let idle = analysed("rtt", &[60_000; 1000]);
+        let timer: Vec<u64> = (0..1000).map(|i| 50_000 + i).collect();
+        let timer = analysed("wakeup", &timer);
+        let runs = [
+            Measured {
+                name: "net-tcp-gap0",
+                title: "net",
+                analysis: &busy,
+            },
+            Measured {
+                name: "net-tcp-gap500us",
+                title: "net idle",
+                analysis: &idle,
+            },
+            Measured {
+                name: "timer",
+                title: "timer",
+                analysis: &timer,
+            },
+        ];
+        let audit = serde_json::json!({"checks": [
+            {"id": "vm.swappiness", "status": "warn"},
+            {"id": "cpu.governor", "status": "ok"},
+        ]});
+        let found = rank(&runs, Some(&audit));
+        assert!(found[0].text.contains("×3.00"), "{found:#?}");
+        assert!(found[0].text.contains("cpuidle"), "{found:#?}");
+        assert!(
+            found
+                .iter()
+                .any(|f| f.text.starts_with("1 host setting works against")
+                    && f.text.contains("vm.swappiness"))
+        );
+        assert!(found.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+}

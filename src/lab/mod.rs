@@ -1,0 +1,346 @@
+//! `cauda lab`: the default suite on this host, from one command.
+//!
+//! host audit → timer → hiccup → disk (4k random reads at QD1, random
+//! writes at QD32, on a cauda-owned file removed afterwards) → net (TCP
+//! ping-pong on loopback, back to back and after 500 µs idle) → one
+//! directory `cauda-lab-<timestamp>/` with every run file, each step's
+//! log, `report.html` and `summary.txt`; the summary and the three most
+//! important findings are printed.
+//!
+//! Steps run as child `cauda` processes ([`steps`]); Ctrl-C is passed on
+//! to the running step, which saves what it measured, and the lab still
+//! writes the summary and the report of everything finished.
+
+pub mod findings;
+mod progress;
+pub mod steps;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::Outcome;
+use crate::error::input_error;
+use crate::formats::{self, ReadOptions};
+use crate::record::StopFlag;
+use progress::Progress;
+use steps::{Step, StepKind};
+
+/// `cauda lab`.
+#[derive(Debug, clap::Args)]
+pub struct LabArgs {
+    /// Where to create cauda-lab-<timestamp>/ (its filesystem also holds the
+    /// disk steps' temporary file, sized to the free space and removed
+    /// afterwards).
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub dir: PathBuf,
+    /// The short suite: about 25 s instead of about 70 s.
+    #[arg(long)]
+    pub quick: bool,
+    /// Steps to leave out (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
+    pub skip: Vec<StepKind>,
+}
+
+/// How one step ended.
+enum Ended {
+    Done,
+    Interrupted,
+    Failed(String),
+}
+
+/// Runs the suite.
+pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
+    let started = Instant::now();
+    let lab_dir = prepare_dir(&args.dir)?;
+    let disk_file = lab_dir.join("disk.data");
+    let free = crate::sys::free_bytes(&args.dir)
+        .with_context(|| format!("cannot read the free space of {}", args.dir.display()))?;
+    let disk_size = steps::disk_size(free, args.quick);
+    let steps = steps::plan(&lab_dir, args.quick, &disk_file, disk_size, &args.skip);
+    let exe = std::env::current_exe().context("cannot find the cauda executable to run steps")?;
+    eprintln!(
+        "cauda lab: {} steps{}, results in {}",
+        steps.len(),
+        if args.quick { " (quick)" } else { "" },
+        lab_dir.display()
+    );
+
+    let mut ended: Vec<(&Step, Ended)> = Vec::new();
+    let mut progress = Progress::new();
+    {
+        let _disk_file = RemoveOnDrop(&disk_file);
+        for (i, step) in steps.iter().enumerate() {
+            if stop.is_raised() {
+                break;
+            }
+            let position = format!("[{}/{}]", i + 1, steps.len());
+            if !progress.live() {
+                eprintln!("{position} {}", step.title);
+            }
+            let end = run_step(&exe, step, &lab_dir, stop, &mut progress, &position)?;
+            progress.clear();
+            match &end {
+                Ended::Done => eprintln!("{position} {}: done", step.title),
+                Ended::Interrupted => eprintln!("{position} {}: interrupted, saved", step.title),
+                Ended::Failed(why) => eprintln!("{position} {}: FAILED — {why}", step.title),
+            }
+            ended.push((step, end));
+        }
+    }
+
+    let summary = summarise(&ended)?;
+    print!("{summary}");
+    std::fs::write(lab_dir.join("summary.txt"), &summary)
+        .with_context(|| format!("cannot write {}", lab_dir.join("summary.txt").display()))?;
+    let runs: Vec<&Path> = ended
+        .iter()
+        .filter(|(s, e)| s.is_run && !matches!(e, Ended::Failed(_)) && s.output.exists())
+        .map(|(s, _)| s.output.as_path())
+        .collect();
+    if !runs.is_empty() {
+        write_report(&exe, &lab_dir, &runs)?;
+    }
+    eprintln!(
+        "cauda lab: finished in {:.0} s; everything is in {}",
+        started.elapsed().as_secs_f64(),
+        lab_dir.display()
+    );
+    let failed: Vec<&str> = ended
+        .iter()
+        .filter(|(_, e)| matches!(e, Ended::Failed(_)))
+        .map(|(s, _)| s.name)
+        .collect();
+    if stop.is_raised() || ended.iter().any(|(_, e)| matches!(e, Ended::Interrupted)) {
+        return Ok(Outcome::Interrupted);
+    }
+    if !failed.is_empty() {
+        return Err(anyhow!(
+            "{} of {} steps failed ({}); their logs are in {}",
+            failed.len(),
+            steps.len(),
+            failed.join(", "),
+            lab_dir.display()
+        ));
+    }
+    Ok(Outcome::Done)
+}
+
+/// Checks `--dir` and its free space, then creates the lab directory.
+fn prepare_dir(dir: &Path) -> Result<PathBuf> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(input_error(format!(
+                "--dir {}: is not a directory",
+                dir.display()
+            )));
+        }
+        Err(e) => {
+            return Err(input_error(format!(
+                "--dir {}: cannot use it ({e}); give an existing directory",
+                dir.display()
+            )));
+        }
+    }
+    let free = crate::sys::free_bytes(dir).map_err(|e| {
+        input_error(format!(
+            "--dir {}: cannot read its free space ({e})",
+            dir.display()
+        ))
+    })?;
+    let needed = steps::disk_size(0, true) + steps::HEADROOM;
+    if free < needed {
+        return Err(input_error(format!(
+            "--dir {}: the lab needs {} MiB free (a 64 MiB test file for the disk steps and room \
+             for the runs) but the filesystem has {} MiB; free some space, point --dir at \
+             another filesystem, or --skip disk",
+            dir.display(),
+            needed >> 20,
+            free >> 20
+        )));
+    }
+    let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
+        .to_string()
+        .replace(['-', ':'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string();
+    for n in 0..1000 {
+        let name = if n == 0 {
+            format!("cauda-lab-{stamp}")
+        } else {
+            format!("cauda-lab-{stamp}-{n}")
+        };
+        let path = dir.join(name);
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(input_error(format!(
+                    "--dir {}: cannot create {} ({e}); check its permissions",
+                    dir.display(),
+                    path.display()
+                )));
+            }
+        }
+    }
+    Err(input_error(format!(
+        "--dir {}: a thousand lab directories of this second exist already",
+        dir.display()
+    )))
+}
+
+/// Runs one step as a child process, forwarding Ctrl-C, drawing progress.
+fn run_step(
+    exe: &Path,
+    step: &Step,
+    lab_dir: &Path,
+    stop: &StopFlag,
+    progress: &mut Progress,
+    position: &str,
+) -> Result<Ended> {
+    let log_path = lab_dir.join(format!("{}.log", step.name));
+    let log =
+        File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
+    let hlog = step.hlog(lab_dir);
+    let mut command = Command::new(exe);
+    command.args(&step.args).stdin(Stdio::null()).stderr(log);
+    if step.is_run {
+        command.arg("--hlog").arg(&hlog).stdout(Stdio::null());
+    } else {
+        let out = File::create(&step.output)
+            .with_context(|| format!("cannot create {}", step.output.display()))?;
+        command.stdout(out);
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start {} for {}", exe.display(), step.title))?;
+    let started = Instant::now();
+    let mut forwarded = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().context("waiting for a lab step")? {
+            break status;
+        }
+        if stop.is_raised() && !forwarded {
+            // The child may have had the terminal's Ctrl-C already; a second
+            // SIGINT would make it exit without saving, so send one only
+            // when it has not stopped within a moment.
+            std::thread::sleep(Duration::from_millis(300));
+            if child.try_wait()?.is_none() {
+                let _ = crate::sys::interrupt(child.id());
+            }
+            forwarded = true;
+        }
+        progress.update(
+            position,
+            step.title,
+            started.elapsed().as_secs_f64(),
+            step.seconds,
+            &hlog,
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let _ = std::fs::remove_file(&hlog);
+    Ok(match status.code() {
+        Some(0) => Ended::Done,
+        Some(130) => Ended::Interrupted,
+        _ => Ended::Failed(last_words(&log_path)),
+    })
+}
+
+/// The last meaningful line a failed step wrote to its log.
+fn last_words(log: &Path) -> String {
+    std::fs::read_to_string(log)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| format!("no message; see {}", log.display()))
+}
+
+/// The summary: each run's table, the findings, and failed steps.
+fn summarise(ended: &[(&Step, Ended)]) -> Result<String> {
+    let mut out = String::new();
+    let mut analysed = Vec::new();
+    for (step, end) in ended {
+        if !step.is_run || matches!(end, Ended::Failed(_)) || !step.output.exists() {
+            continue;
+        }
+        let loaded = formats::load(&step.output, &ReadOptions::new(crate::units::TimeUnit::Ns))?;
+        let analysis = crate::analyze::analyze(&[loaded], &crate::analyze::Options::default())?;
+        out += &format!("\n== {} ({})\n", step.title, step.name);
+        out += &crate::report::table::render(&analysis);
+        analysed.push((*step, analysis));
+    }
+    let audit: Option<serde_json::Value> = ended
+        .iter()
+        .find(|(s, e)| s.kind == StepKind::Audit && matches!(e, Ended::Done))
+        .and_then(|(s, _)| std::fs::read(&s.output).ok())
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let measured: Vec<findings::Measured> = analysed
+        .iter()
+        .map(|(step, analysis)| findings::Measured {
+            name: step.name,
+            title: step.title,
+            analysis: &analysis.inputs[0],
+        })
+        .collect();
+    let found = findings::rank(&measured, audit.as_ref());
+    out += "\n== Findings (most important first)\n";
+    if found.is_empty() {
+        out += "  nothing measured\n";
+    }
+    for (i, finding) in found.iter().take(3).enumerate() {
+        out += &format!("{}. {}\n", i + 1, finding.text);
+    }
+    for (step, end) in ended {
+        if let Ended::Failed(why) = end {
+            out += &format!("! {} failed: {why}\n", step.title);
+        }
+    }
+    Ok(out)
+}
+
+/// Renders `report.html` from the run files, as `cauda report` does.
+fn write_report(exe: &Path, lab_dir: &Path, runs: &[&Path]) -> Result<()> {
+    let output = lab_dir.join("report.html");
+    let host = crate::host::snapshot::HostSnapshot::capture(&Default::default())
+        .hostname
+        .unwrap_or_else(|| "this host".into());
+    let result = Command::new(exe)
+        .arg("report")
+        .args(runs)
+        .arg("-o")
+        .arg(&output)
+        .arg("--title")
+        .arg(format!("cauda lab on {host}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .output()
+        .context("cannot start cauda report")?;
+    if !result.status.success() {
+        return Err(anyhow!(
+            "the report could not be written: {}",
+            String::from_utf8_lossy(&result.stderr).trim()
+        ));
+    }
+    eprintln!("report: {}", output.display());
+    Ok(())
+}
+
+/// Removes the disk steps' file however the lab ends.
+struct RemoveOnDrop<'a>(&'a Path);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
