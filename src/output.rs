@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::formats::hlog::is_cauda_hlog;
+use crate::formats::GZIP_MAGIC;
+use crate::formats::hlog::CAUDA_HLOG_MARK;
 
 /// What kind of file cauda may overwrite at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,14 +24,34 @@ pub enum OwnKind {
     Other,
 }
 
-fn is_cauda_run_file(path: &Path) -> bool {
-    let mut head = [0u8; 64];
+/// The first `n` bytes of a file, decompressed when it is gzip; empty when
+/// unreadable.
+fn head_of(path: &Path, n: u64) -> Vec<u8> {
+    let mut head = Vec::new();
     let Ok(mut file) = File::open(path) else {
-        return false;
+        return head;
     };
-    let n = file.read(&mut head).unwrap_or(0);
-    let head = String::from_utf8_lossy(&head[..n]);
-    head.trim_start().starts_with("{\"schema\":\"cauda.run/")
+    let _ = (&mut file).take(2).read_to_end(&mut head);
+    let gzip = head == GZIP_MAGIC;
+    let rest = std::io::Cursor::new(std::mem::take(&mut head)).chain(file);
+    let _ = if gzip {
+        flate2::read::MultiGzDecoder::new(rest)
+            .take(n)
+            .read_to_end(&mut head)
+    } else {
+        rest.take(n).read_to_end(&mut head)
+    };
+    head
+}
+
+fn is_cauda_run_file(path: &Path) -> bool {
+    String::from_utf8_lossy(&head_of(path, 64))
+        .trim_start()
+        .starts_with("{\"schema\":\"cauda.run/")
+}
+
+fn is_cauda_hlog(path: &Path) -> bool {
+    head_of(path, CAUDA_HLOG_MARK.len() as u64).starts_with(CAUDA_HLOG_MARK.as_bytes())
 }
 
 /// Checks that `path` can be written: its directory exists and is
@@ -83,8 +104,18 @@ fn parent_dir(path: &Path) -> PathBuf {
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory,
-/// fsync, rename over the target, fsync the directory.
+/// fsync, rename over the target, fsync the directory. A path ending in
+/// `.gz` is written gzip-compressed (every reader of cauda's takes gzip).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(bytes)?;
+        return write_plain(path, &encoder.finish()?);
+    }
+    write_plain(path, bytes)
+}
+
+fn write_plain(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = parent_dir(path);
     let name = path
         .file_name()

@@ -8,7 +8,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{cauda, refused};
+use common::{cauda, refused, summaries};
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -285,6 +285,38 @@ fn bad_input_files_exit_2_naming_the_file() {
             .unwrap();
         refused(&["analyze", &path("secret.txt")], "permission");
     }
+}
+
+#[test]
+fn a_gz_run_file_is_compressed_read_back_and_ours_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.json.gz");
+    for _ in 0..2 {
+        // The second run overwrites the first without --force: it is cauda's.
+        cauda()
+            .args(["timer", "--runtime", "300ms", "--quiet", "-o"])
+            .arg(&run)
+            .assert()
+            .success();
+    }
+    let bytes = std::fs::read(&run).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
+    let series = summaries(&run, &[]);
+    assert!(
+        series
+            .iter()
+            .any(|(tag, s)| tag == "wakeup" && s["count"].as_u64() > Some(100))
+    );
+    refused(
+        &[
+            "timer",
+            "--runtime",
+            "100ms",
+            "--hlog",
+            &dir.path().join("x.hlog.gz").display().to_string(),
+        ],
+        "compress it afterwards",
+    );
 }
 
 #[test]

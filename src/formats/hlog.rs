@@ -60,16 +60,16 @@ pub fn interval_line(tag: &str, interval: &IntervalRecord) -> String {
     )
 }
 
-/// True when the file at `path` begins with cauda's mark.
-pub fn is_cauda_hlog(path: &Path) -> bool {
-    std::fs::read(path)
-        .map(|bytes| bytes.starts_with(CAUDA_HLOG_MARK.as_bytes()))
-        .unwrap_or(false)
-}
-
 impl HlogWriter {
     /// Creates (or truncates) the log and writes its header.
     pub fn create(path: &Path, start_unix_ns: u128, start_rfc3339: &str) -> anyhow::Result<Self> {
+        if path.extension().is_some_and(|e| e == "gz") {
+            return Err(crate::error::input_error(format!(
+                "--hlog {}: the interval log is streamed as plain text while the run goes on; \
+                 name it .hlog and compress it afterwards",
+                path.display()
+            )));
+        }
         let file = File::create(path)
             .with_context(|| format!("cannot create the interval log {}", path.display()))?;
         let mut writer = HlogWriter {
