@@ -178,6 +178,9 @@ pub struct RunOutputArgs {
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]
     pub no_host_counters: bool,
+    /// Do not run the `self` control thread; for measuring its own cost.
+    #[arg(long, hide = true)]
+    pub no_self_thread: bool,
 }
 
 /// `cauda timer`.

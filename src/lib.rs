@@ -78,9 +78,7 @@ fn hiccup(args: cli::HiccupArgs) -> Result<Outcome> {
 }
 
 fn destination(output: &cli::RunOutputArgs) -> Destination {
-    if output.no_host_counters {
-        probe::session::disable_host_counters();
-    }
+    probe::session::observe_by_default(!output.no_host_counters, !output.no_self_thread);
     Destination {
         run_file: output.output.clone(),
         hlog: output.hlog.clone(),

@@ -530,6 +530,14 @@ fn a_run_carries_the_audit_counters_and_its_self_series() {
         .unwrap();
     assert!(voluntary >= 100, "{voluntary}");
 
+    // A run file from before the audit and the counters still loads.
+    let mut old = doc.clone();
+    old.as_object_mut().unwrap().remove("host_counters");
+    old["host"].as_object_mut().unwrap().remove("checks");
+    let old_path = dir.path().join("old.json");
+    std::fs::write(&old_path, serde_json::to_vec(&old).unwrap()).unwrap();
+    cauda().arg("analyze").arg(&old_path).assert().success();
+
     // compare names a changed setting by its check id, not a blob.
     let mut edited = doc.clone();
     for c in edited["host"]["checks"].as_array_mut().unwrap() {
@@ -605,22 +613,78 @@ fn hiccup_runs_one_pinned_thread_per_cpu() {
 /// middle of the run: the stall must be blamed on I/O pressure or writeback.
 #[test]
 fn a_write_storm_is_blamed_on_io_in_a_hint() {
-    use cauda::probe::session::{self, Destination, Observe, Plan};
-    use cauda::record::{Arrivals, Clock, MonotonicClock, Schedule, SeriesSpec, StopFlag};
-    use std::io::Write;
-
     if std::fs::read_to_string("/proc/pressure/io").is_err() {
         eprintln!(
             "skipped: /proc/pressure/io is absent (kernel without PSI, or psi=0), so no I/O-pressure hint can exist"
         );
         return;
     }
-    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
-    let device = cauda::host::counters::block_device_of(dir.path());
-    let run = dir.path().join("storm.json");
-    let target = dir.path().join("target.dat");
-    let storm = dir.path().join("storm.dat");
-    let runtime_ns: u64 = 14_000_000_000;
+    let io = [
+        "psi.io.some",
+        "psi.io.full",
+        "vmstat.nr_writeback",
+        "vmstat.nr_dirty",
+        "stat.iowait_ms",
+    ];
+    // Other work on a shared machine can hide one storm in its own I/O
+    // noise (no stall, or a stall blamed on something else): one retry.
+    for attempt in 1..=2 {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let run = storm_run(dir.path());
+        let out = cauda()
+            .arg("analyze")
+            .arg(&run)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let write = &doc["inputs"][0]["series"][0];
+        assert_eq!(write["tag"], "write");
+        let stalls = write["stalls"].as_array().unwrap().clone();
+        let hints: Vec<&Value> = stalls
+            .iter()
+            .flat_map(|s| s["hints"].as_array().into_iter().flatten())
+            .collect();
+        let Some(named) = hints
+            .iter()
+            .find(|h| io.contains(&h["counter"].as_str().unwrap()))
+        else {
+            assert!(
+                attempt < 2,
+                "no I/O hint in two storms; stalls: {stalls:#?}"
+            );
+            eprintln!("attempt {attempt}: no I/O hint (stalls: {stalls:?}); retrying once");
+            continue;
+        };
+        assert!(
+            named["check"].as_str().unwrap().starts_with("vm.dirty"),
+            "{named}"
+        );
+        assert!(named["value"].as_f64().unwrap().abs() > named["baseline"].as_f64().unwrap());
+        // …and the table says it in words.
+        cauda()
+            .arg("analyze")
+            .arg(&run)
+            .assert()
+            .success()
+            .stdout(predicates::str::contains("hint: "))
+            .stdout(predicates::str::contains("see vm.dirty"));
+        return;
+    }
+}
+
+/// One 20 s run of the write loop with a 600 MB `dd` at 9 s; the run file's path.
+fn storm_run(dir: &Path) -> PathBuf {
+    use cauda::probe::session::{self, Destination, Observe, Plan};
+    use cauda::record::{Arrivals, Clock, MonotonicClock, Schedule, SeriesSpec, StopFlag};
+    use std::io::Write;
+
+    let device = cauda::host::counters::block_device_of(dir);
+    let run = dir.join("storm.json");
+    let target = dir.join("target.dat");
+    let storm = dir.join("storm.dat");
+    let runtime_ns: u64 = 20_000_000_000;
     let plan = Plan {
         probe: "write-loop",
         load: cauda::model::LoadMode::OpenLoop,
@@ -644,11 +708,11 @@ fn a_write_storm_is_blamed_on_io_in_a_hint() {
     };
     let storm_path = storm.clone();
     let dd = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(5));
+        std::thread::sleep(std::time::Duration::from_secs(9));
         std::process::Command::new("dd")
             .arg("if=/dev/zero")
             .arg(format!("of={}", storm_path.display()))
-            .args(["bs=1M", "count=1500", "conv=fdatasync"])
+            .args(["bs=1M", "count=600", "conv=fdatasync"])
             .output()
             .unwrap()
     });
@@ -685,45 +749,10 @@ fn a_write_storm_is_blamed_on_io_in_a_hint() {
     );
     let _ = std::fs::remove_file(&storm);
     assert!(finished.run.host_counters.is_some());
+    // For the README's example: CAUDA_KEEP_STORM=FILE keeps the run file.
+    if let Some(keep) = std::env::var_os("CAUDA_KEEP_STORM") {
+        std::fs::copy(&run, keep).unwrap();
+    }
 
-    let out = cauda()
-        .arg("analyze")
-        .arg(&run)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let write = &doc["inputs"][0]["series"][0];
-    assert_eq!(write["tag"], "write");
-    let stalls = write["stalls"].as_array().unwrap();
-    assert!(!stalls.is_empty(), "the storm made no stall: {write}");
-    let hints: Vec<&Value> = stalls
-        .iter()
-        .flat_map(|s| s["hints"].as_array().into_iter().flatten())
-        .collect();
-    let io = [
-        "psi.io.some",
-        "psi.io.full",
-        "vmstat.nr_writeback",
-        "vmstat.nr_dirty",
-        "stat.iowait_ms",
-    ];
-    let named = hints
-        .iter()
-        .find(|h| io.contains(&h["counter"].as_str().unwrap()));
-    let named = named.unwrap_or_else(|| panic!("no I/O hint in {stalls:#?}"));
-    assert!(
-        named["check"].as_str().unwrap().starts_with("vm.dirty"),
-        "{named}"
-    );
-    assert!(named["value"].as_f64().unwrap() > named["baseline"].as_f64().unwrap());
-    // …and the table says it in words.
-    cauda()
-        .arg("analyze")
-        .arg(&run)
-        .assert()
-        .success()
-        .stdout(predicates::str::contains("hint: "))
-        .stdout(predicates::str::contains("see vm.dirty"));
+    run
 }

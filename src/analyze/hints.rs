@@ -293,24 +293,30 @@ pub fn counter_hints(counters: &HostCounters, stall: &Stall) -> Vec<Hint> {
             (d + i.deltas.get(col).copied().unwrap_or(0), l + i.length_ns)
         });
         let stall_value = match rule.kind {
-            // The largest rise in one interval: writeback rises and drains
-            // within a stall, so the sum can hide it.
+            // The largest change in one interval, either way: dirty pages
+            // pile up and are flushed within a stall, so a sum can hide both.
             Kind::PagesMb => inside
                 .iter()
                 .map(|&k| per_interval[k])
-                .fold(f64::MIN, f64::max),
+                .fold(0.0, |a: f64, v| if v.abs() > a.abs() { v } else { a }),
             _ => value(rule.kind, delta, length),
         };
-        if stall_value < rule.floor || stall_value < FACTOR * baseline {
+        let size = stall_value.abs();
+        if size < rule.floor || size < FACTOR * baseline {
             continue;
         }
-        let strength = stall_value / baseline.max(rule.floor / FACTOR);
+        let strength = size / baseline.max(rule.floor / FACTOR);
+        let meaning = if stall_value < 0.0 {
+            "dirty pages were written out (writeback)"
+        } else {
+            rule.meaning
+        };
         let mut text = format!(
             "{} {} (baseline {}) → {}",
             rule.label,
             format(rule.kind, stall_value),
             format(rule.kind, baseline).trim_start_matches('+'),
-            rule.meaning
+            meaning
         );
         if let Some(check) = rule.check {
             text.push_str(&format!("; see {check}"));
@@ -400,6 +406,16 @@ mod tests {
         wb[13] = 12_000; // +49 MB
         wb[14] = -12_000;
         let hints = counter_hints(&counters(&io, &wb), &stall(13.0, 14.0));
+        // The flush a second later is writeback too.
+        let flushed = counter_hints(&counters(&[0; 20], &wb), &stall(14.0, 15.0));
+        assert_eq!(flushed.len(), 1, "{flushed:?}");
+        assert!(
+            flushed[0]
+                .text
+                .starts_with("nr_writeback -49 MB (baseline 0 MB) → dirty pages were written out"),
+            "{}",
+            flushed[0].text
+        );
         assert_eq!(hints.len(), 2, "{hints:?}");
         let first = &hints[0];
         assert_eq!(first.counter, "psi.io.full");

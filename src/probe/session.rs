@@ -92,11 +92,13 @@ pub struct Observe {
 }
 
 static HOST_COUNTERS: AtomicBool = AtomicBool::new(true);
+static SELF_THREAD: AtomicBool = AtomicBool::new(true);
 
-/// Turns host-counter sampling off for this process's runs
-/// (`--no-host-counters`: for measuring the sampling's own cost).
-pub fn disable_host_counters() {
-    HOST_COUNTERS.store(false, Ordering::Relaxed);
+/// Sets what this process's runs observe by default (the hidden
+/// `--no-host-counters` and `--no-self-thread`, for measuring their cost).
+pub fn observe_by_default(host_counters: bool, self_thread: bool) {
+    HOST_COUNTERS.store(host_counters, Ordering::Relaxed);
+    SELF_THREAD.store(self_thread, Ordering::Relaxed);
 }
 
 impl Default for Observe {
@@ -104,7 +106,7 @@ impl Default for Observe {
         Observe {
             block_device: None,
             host_counters: HOST_COUNTERS.load(Ordering::Relaxed),
-            self_hiccups: true,
+            self_hiccups: SELF_THREAD.load(Ordering::Relaxed),
         }
     }
 }
