@@ -584,7 +584,11 @@ fn host_changes(base: &Loaded, new: &Loaded) -> Vec<HostChange> {
 }
 
 /// Compares two inputs, pairing series by tag (or the only series of each).
-pub fn compare(base: &Loaded, new: &Loaded, options: &CompareOptions) -> Result<Comparison> {
+pub fn compare<'a>(
+    base: &'a Loaded,
+    new: &'a Loaded,
+    options: &CompareOptions,
+) -> Result<Comparison> {
     if !(options.confidence > 0.0 && options.confidence < 1.0) {
         return Err(input_error(format!(
             "--confidence {}: must lie strictly between 0 and 1 (e.g. 0.95)",
@@ -598,30 +602,40 @@ pub fn compare(base: &Loaded, new: &Loaded, options: &CompareOptions) -> Result<
             metrics.insert(at, extra.clone());
         }
     }
-    let mut pairs: Vec<(String, &Series, &Series)> = base
-        .series
-        .iter()
-        .filter_map(|b| {
-            new.series
-                .iter()
-                .find(|n| n.tag == b.tag)
-                .map(|n| (b.tag.clone(), b, n))
-        })
-        .collect();
-    // The only series of each side pair up, whatever their tags; a run's
-    // `self` control series does not count (it pairs by tag above).
-    fn probe_series(l: &Loaded) -> Vec<&Series> {
+    // The probes' series pair by tag, or the only one of each side pairs
+    // whatever its tag. A run's `self` control series pairs with the other
+    // run's only beside them: alone it says nothing about the target.
+    let self_tag = crate::probe::hiccup::SELF_TAG;
+    let probe_series = |l: &'a Loaded| -> Vec<&'a Series> {
         l.series
             .iter()
-            .filter(|s| s.tag != crate::probe::hiccup::SELF_TAG || l.series.len() == 1)
+            .filter(|s| s.tag != self_tag || l.series.len() == 1)
             .collect()
-    }
+    };
+    let (base_probe, new_probe) = (probe_series(base), probe_series(new));
+    let mut pairs: Vec<(String, &Series, &Series)> = base_probe
+        .iter()
+        .filter_map(|b| {
+            new_probe
+                .iter()
+                .find(|n| n.tag == b.tag)
+                .map(|n| (b.tag.clone(), *b, *n))
+        })
+        .collect();
     if let (true, [b], [n]) = (
         pairs.is_empty(),
-        probe_series(base).as_slice(),
-        probe_series(new).as_slice(),
+        base_probe.as_slice(),
+        new_probe.as_slice(),
     ) {
         pairs.push((format!("{}→{}", b.tag, n.tag), *b, *n));
+    }
+    let find_self = |l: &'a Loaded| {
+        l.series
+            .iter()
+            .find(|s| s.tag == self_tag && l.series.len() > 1)
+    };
+    if let (false, Some(b), Some(n)) = (pairs.is_empty(), find_self(base), find_self(new)) {
+        pairs.push((self_tag.to_string(), b, n));
     }
     if pairs.is_empty() {
         let tags = |l: &Loaded| {
@@ -673,6 +687,8 @@ pub fn over_budget<'a>(comparison: &'a Comparison, budgets: &[Budget]) -> Vec<(&
     comparison
         .rows
         .iter()
+        // The gate judges the target, never cauda's own control thread.
+        .filter(|row| row.series != crate::probe::hiccup::SELF_TAG)
         .filter_map(|row| {
             let budget = budgets.iter().find(|b| b.metric.name() == row.metric)?;
             let change = row.change_pct?;
