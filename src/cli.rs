@@ -65,6 +65,66 @@ pub enum Command {
     ///
     /// Example: cauda merge host1.json host2.json -o fleet.json
     Merge(MergeArgs),
+    /// The host: audit its settings against a latency, throughput or
+    /// balanced profile.
+    ///
+    /// Example: cauda host audit --profile latency
+    Host(HostArgs),
+    /// Measure the host's own noise (jHiccup-style): a thread sleeps 1 ms
+    /// and records how late it woke, on the chosen CPUs.
+    ///
+    /// Example: cauda hiccup --runtime 10s --cpus 0,1
+    Hiccup(HiccupArgs),
+}
+
+/// `cauda host`.
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// What to do with the host.
+    #[command(subcommand)]
+    pub command: HostCommand,
+}
+
+/// The `cauda host` subcommands (one place: audit, and tuning beside it).
+#[derive(Debug, Subcommand)]
+pub enum HostCommand {
+    /// Read-only: each setting that shapes latency, its current value, the
+    /// value recommended for the profile, why, and the source.
+    ///
+    /// Example: cauda host audit --json --profile throughput
+    Audit(HostAuditArgs),
+}
+
+/// `cauda host audit`.
+#[derive(Debug, Args)]
+pub struct HostAuditArgs {
+    /// Print JSON (schema cauda.audit/1) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// What the host is judged for.
+    #[arg(long, value_enum, default_value_t = crate::host::check::Profile::Latency)]
+    pub profile: crate::host::check::Profile,
+    /// Read /proc and /sys below this directory instead of the live host
+    /// (a captured tree, see scripts/capture_host_tree.sh).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+/// `cauda hiccup`.
+#[derive(Debug, Args)]
+pub struct HiccupArgs {
+    /// How long to measure.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub runtime: u64,
+    /// The sleep each thread asks for.
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
+    pub sleep: u64,
+    /// One measuring thread per CPU in this list, pinned (e.g. 0,1) [default: one unpinned thread].
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: RunOutputArgs,
 }
 
 fn rate(text: &str) -> Result<Rate, String> {
@@ -122,6 +182,13 @@ pub struct RunOutputArgs {
     /// Print only the path of the run file, not the summary table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Do not sample host counters (PSI, vmstat, …) each interval; for
+    /// measuring the sampling's own cost.
+    #[arg(long, hide = true)]
+    pub no_host_counters: bool,
+    /// Do not run the `self` control thread; for measuring its own cost.
+    #[arg(long, hide = true)]
+    pub no_self_thread: bool,
 }
 
 /// `cauda timer`.

@@ -45,10 +45,42 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Compare(args) => compare(args),
         Command::Convert(args) => convert(args),
         Command::Merge(args) => merge(args),
+        Command::Host(args) => host(args),
+        Command::Hiccup(args) => hiccup(args),
     }
 }
 
+fn host(args: cli::HostArgs) -> Result<Outcome> {
+    match args.command {
+        cli::HostCommand::Audit(args) => host::audit::command(&args)?,
+    }
+    Ok(Outcome::Done)
+}
+
+fn hiccup(args: cli::HiccupArgs) -> Result<Outcome> {
+    let config = probe::hiccup::HiccupConfig {
+        runtime_ns: args.runtime,
+        sleep_ns: args.sleep,
+        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        interval_length_ns: args.output.interval_length,
+    };
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output);
+    if !args.output.quiet {
+        eprintln!(
+            "cauda hiccup: {} thread(s) sleeping {} for {} — Ctrl-C stops and saves",
+            config.cpus.len().max(1),
+            units::format_duration_compact(config.sleep_ns),
+            units::format_duration_compact(config.runtime_ns),
+        );
+    }
+    let finished = probe::hiccup::run(&config, &destination, &stop)?;
+    finish_run(finished, args.output.quiet)
+}
+
 fn destination(output: &cli::RunOutputArgs) -> Destination {
+    probe::session::observe_by_default(!output.no_host_counters, !output.no_self_thread);
     Destination {
         run_file: output.output.clone(),
         hlog: output.hlog.clone(),

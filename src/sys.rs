@@ -149,21 +149,27 @@ pub fn hold_cpu_dma_latency(limit_us: i32) -> io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// Bytes an unprivileged user may still write on the filesystem holding
-/// `path` (`statvfs`'s `f_bavail × f_frsize`).
-pub fn free_bytes(path: &std::path::Path) -> io::Result<u64> {
+/// Total and available bytes of the filesystem holding `path` (`statvfs`).
+pub fn filesystem_space(path: &std::path::Path) -> io::Result<(u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
     let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: an all-zero statvfs is a valid out-parameter; `c_path` is a
     // NUL-terminated string that outlives the call.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the duration of the call.
     let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) };
-    if rc == 0 {
-        Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
-    } else {
-        Err(io::Error::last_os_error())
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
     }
+    let unit = stat.f_frsize as u64;
+    Ok((stat.f_blocks as u64 * unit, stat.f_bavail as u64 * unit))
+}
+
+/// The calling thread's kernel id (`gettid`), to read its `/proc` entry.
+pub fn thread_id() -> i32 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    unsafe { libc::gettid() }
 }
 
 /// Sends SIGINT to a process (a child the caller started), as Ctrl-C would.

@@ -156,7 +156,18 @@ fn compare_a_run_with_itself_and_gate_on_budgets() {
     let doc = json(&["compare", &run, &run, "--json"]);
     assert_eq!(doc["schema"], "cauda.compare/1");
     let rows = doc["rows"].as_array().unwrap();
-    let metrics: Vec<&str> = rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    let metrics: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["series"] == "wakeup")
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    let series: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["series"].as_str().unwrap()).collect();
+    assert_eq!(
+        series.into_iter().collect::<Vec<_>>(),
+        ["self", "wakeup"],
+        "the control thread's series is compared beside the probe's"
+    );
     assert_eq!(
         metrics,
         [

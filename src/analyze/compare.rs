@@ -544,9 +544,27 @@ fn host_changes(base: &Loaded, new: &Loaded) -> Vec<HostChange> {
     let (Some(b), Some(n)) = (&base.run, &new.run) else {
         return Vec::new();
     };
-    let to_map = |h| match serde_json::to_value(h) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
+    // Each audit check is one key (`check:vm.swappiness`), compared by its
+    // current value, so a comparison names the setting that changed.
+    let to_map = |h: &crate::host::snapshot::HostSnapshot| {
+        let mut map = match serde_json::to_value(h) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        map.remove("checks");
+        for check in &h.checks {
+            // An idle state's usage and time grow between any two runs; its
+            // setting (enabled, exit latency) is what compares.
+            let setting = match check.current.find(", usage ") {
+                Some(at) if check.id.starts_with("cpuidle.") => &check.current[..at],
+                _ => &check.current,
+            };
+            map.insert(
+                format!("check:{}", check.id),
+                serde_json::Value::String(setting.to_string()),
+            );
+        }
+        map
     };
     let (bm, nm) = (to_map(&b.host), to_map(&n.host));
     let mut keys: Vec<&String> = bm.keys().chain(nm.keys()).collect();
@@ -566,7 +584,11 @@ fn host_changes(base: &Loaded, new: &Loaded) -> Vec<HostChange> {
 }
 
 /// Compares two inputs, pairing series by tag (or the only series of each).
-pub fn compare(base: &Loaded, new: &Loaded, options: &CompareOptions) -> Result<Comparison> {
+pub fn compare<'a>(
+    base: &'a Loaded,
+    new: &'a Loaded,
+    options: &CompareOptions,
+) -> Result<Comparison> {
     if !(options.confidence > 0.0 && options.confidence < 1.0) {
         return Err(input_error(format!(
             "--confidence {}: must lie strictly between 0 and 1 (e.g. 0.95)",
@@ -580,19 +602,40 @@ pub fn compare(base: &Loaded, new: &Loaded, options: &CompareOptions) -> Result<
             metrics.insert(at, extra.clone());
         }
     }
-    let mut pairs: Vec<(String, &Series, &Series)> = base
-        .series
+    // The probes' series pair by tag, or the only one of each side pairs
+    // whatever its tag. A run's `self` control series pairs with the other
+    // run's only beside them: alone it says nothing about the target.
+    let self_tag = crate::probe::hiccup::SELF_TAG;
+    let probe_series = |l: &'a Loaded| -> Vec<&'a Series> {
+        l.series
+            .iter()
+            .filter(|s| s.tag != self_tag || l.series.len() == 1)
+            .collect()
+    };
+    let (base_probe, new_probe) = (probe_series(base), probe_series(new));
+    let mut pairs: Vec<(String, &Series, &Series)> = base_probe
         .iter()
         .filter_map(|b| {
-            new.series
+            new_probe
                 .iter()
                 .find(|n| n.tag == b.tag)
-                .map(|n| (b.tag.clone(), b, n))
+                .map(|n| (b.tag.clone(), *b, *n))
         })
         .collect();
-    if pairs.is_empty() && base.series.len() == 1 && new.series.len() == 1 {
-        let (b, n) = (&base.series[0], &new.series[0]);
-        pairs.push((format!("{}→{}", b.tag, n.tag), b, n));
+    if let (true, [b], [n]) = (
+        pairs.is_empty(),
+        base_probe.as_slice(),
+        new_probe.as_slice(),
+    ) {
+        pairs.push((format!("{}→{}", b.tag, n.tag), *b, *n));
+    }
+    let find_self = |l: &'a Loaded| {
+        l.series
+            .iter()
+            .find(|s| s.tag == self_tag && l.series.len() > 1)
+    };
+    if let (false, Some(b), Some(n)) = (pairs.is_empty(), find_self(base), find_self(new)) {
+        pairs.push((self_tag.to_string(), b, n));
     }
     if pairs.is_empty() {
         let tags = |l: &Loaded| {
@@ -644,6 +687,8 @@ pub fn over_budget<'a>(comparison: &'a Comparison, budgets: &[Budget]) -> Vec<(&
     comparison
         .rows
         .iter()
+        // The gate judges the target, never cauda's own control thread.
+        .filter(|row| row.series != crate::probe::hiccup::SELF_TAG)
         .filter_map(|row| {
             let budget = budgets.iter().find(|b| b.metric.name() == row.metric)?;
             let change = row.change_pct?;

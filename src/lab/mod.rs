@@ -57,7 +57,8 @@ pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
     let started = Instant::now();
     let lab_dir = prepare_dir(&args.dir)?;
     let disk_file = lab_dir.join("disk.data");
-    let free = crate::sys::free_bytes(&args.dir)
+    let free = crate::sys::filesystem_space(&args.dir)
+        .map(|(_, free)| free)
         .with_context(|| format!("cannot read the free space of {}", args.dir.display()))?;
     let disk_size = steps::disk_size(free, args.quick);
     let steps = steps::plan(&lab_dir, args.quick, &disk_file, disk_size, &args.skip);
@@ -146,12 +147,14 @@ fn prepare_dir(dir: &Path) -> Result<PathBuf> {
             )));
         }
     }
-    let free = crate::sys::free_bytes(dir).map_err(|e| {
-        input_error(format!(
-            "--dir {}: cannot read its free space ({e})",
-            dir.display()
-        ))
-    })?;
+    let free = crate::sys::filesystem_space(dir)
+        .map(|(_, free)| free)
+        .map_err(|e| {
+            input_error(format!(
+                "--dir {}: cannot read its free space ({e})",
+                dir.display()
+            ))
+        })?;
     let needed = steps::disk_size(0, true) + steps::HEADROOM;
     if free < needed {
         return Err(input_error(format!(
