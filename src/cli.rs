@@ -57,6 +57,34 @@ pub enum Command {
     ///
     /// Example: cauda merge host1.json host2.json -o fleet.json
     Merge(MergeArgs),
+    /// The host: tune it for a profile with a journal and a way back.
+    Host(HostArgs),
+}
+
+/// `cauda host`.
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// What to do with the host.
+    #[command(subcommand)]
+    pub command: HostCommand,
+}
+
+/// The `host` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum HostCommand {
+    /// Plan the changes that tune the host for a profile (a dry run by
+    /// default); --apply makes them, journalled and verified.
+    ///
+    /// Example: cauda host tune --profile latency --apply --journal tune.journal
+    Tune(crate::host::tune::TuneArgs),
+    /// Restore every value a tuning journal recorded, newest first, byte for byte.
+    ///
+    /// Example: cauda host rollback --journal tune.journal
+    Rollback(crate::host::tune::RollbackArgs),
+    /// Keep CPUs out of slow idle states (PM QoS) while a command runs.
+    ///
+    /// Example: cauda host hold-latency --max-latency 10us -- ./my-benchmark
+    HoldLatency(crate::host::tune::hold::HoldArgs),
 }
 
 fn rate(text: &str) -> Result<Rate, String> {

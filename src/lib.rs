@@ -33,6 +33,8 @@ pub enum Outcome {
     Done,
     /// A run was stopped by a signal; what it measured was saved.
     Interrupted,
+    /// A child command ran; exit with its code (`host hold-latency`).
+    Exit(i32),
 }
 
 /// Runs a parsed command line.
@@ -43,6 +45,16 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Compare(args) => compare(args),
         Command::Convert(args) => convert(args),
         Command::Merge(args) => merge(args),
+        Command::Host(args) => host(args.command),
+    }
+}
+
+fn host(command: cli::HostCommand) -> Result<Outcome> {
+    use host::tune;
+    match command {
+        cli::HostCommand::Tune(args) => tune::tune(args).map(|()| Outcome::Done),
+        cli::HostCommand::Rollback(args) => tune::rollback(args).map(|()| Outcome::Done),
+        cli::HostCommand::HoldLatency(args) => tune::hold::run(&args).map(Outcome::Exit),
     }
 }
 

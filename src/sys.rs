@@ -148,3 +148,29 @@ pub fn hold_cpu_dma_latency(limit_us: i32) -> io::Result<std::fs::File> {
     file.write_all(&limit_us.to_ne_bytes())?;
     Ok(file)
 }
+
+/// True when the process runs with effective uid 0.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `statfs(2)`'s `f_type` of the file system holding `path`: tells kernel
+/// attribute files (procfs `0x9fa0`, sysfs `0x62656572`) from regular ones.
+pub fn filesystem_magic(path: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero statfs is a valid out-parameter; `c_path` is a
+    // NUL-terminated string that outlives the call.
+    let (rc, buf) = unsafe {
+        let mut buf: libc::statfs = std::mem::zeroed();
+        let rc = libc::statfs(c_path.as_ptr(), &mut buf);
+        (rc, buf)
+    };
+    if rc == 0 {
+        Ok(buf.f_type as i64)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

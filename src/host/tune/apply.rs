@@ -1,0 +1,242 @@
+//! Applying a plan: for each step, journal the old value (fsynced), write
+//! the new one, read it back and verify it; on the first failure, undo what
+//! was already applied, newest first, and fail.
+//!
+//! Kernel attribute files (procfs, sysfs) and regular files behave
+//! differently: a sysfs choice file such as THP `enabled` reads
+//! `always [madvise] never` but accepts only the word. Which one a path is
+//! comes from `statfs`, never from its name, so a fake root of plain files
+//! round-trips byte for byte too.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+
+use super::journal::{JournalWriter, Record};
+use super::rollback::{self, Undone};
+use crate::host::snapshot::HostRoot;
+use crate::sys;
+
+const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+const SYSFS_MAGIC: i64 = 0x6265_6572;
+
+/// Pauses between changes when set (milliseconds): lets tests `kill -9`
+/// an apply half-way. Not for users.
+pub const TEST_PAUSE_ENV: &str = "CAUDA_TUNE_TEST_PAUSE_MS";
+
+/// One thing `apply` does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Write a runtime setting.
+    Setting {
+        /// The check id.
+        id: String,
+        /// The absolute host path.
+        path: String,
+        /// The value to write.
+        value: String,
+    },
+    /// Write a whole file (a persisted sysctl.d file or udev rule).
+    File {
+        /// The absolute host path.
+        path: String,
+        /// The content.
+        content: String,
+    },
+}
+
+/// True when `path` is a procfs or sysfs attribute rather than a regular file.
+pub fn is_kernel_file(path: &Path) -> bool {
+    matches!(
+        sys::filesystem_magic(path),
+        Ok(PROC_SUPER_MAGIC | SYSFS_MAGIC)
+    )
+}
+
+/// The value a file states: the bracketed word of a choice file
+/// (`always [madvise] never` → `madvise`), else the text with its
+/// whitespace normalised.
+pub fn effective(text: &str) -> String {
+    if let Some(start) = text.find('[') {
+        if let Some(len) = text[start + 1..].find(']') {
+            return text[start + 1..start + 1 + len].to_string();
+        }
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A file's exact content as text.
+pub fn read_exact(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+/// Writes `value` to an existing file in one `write` (kernel attributes
+/// take exactly one), truncating a regular file first.
+pub fn write_value(path: &Path, value: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(!is_kernel_file(path))
+        .open(path)?;
+    file.write_all(value.as_bytes())?;
+    file.flush()
+}
+
+/// What the kernel's refusal means, and what to do about it.
+pub fn explain_write_error(path: &str, value: &str, err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(libc::EINVAL) => format!(
+            "the kernel rejected '{value}' for {path} (EINVAL: out of range or not supported here)"
+        ),
+        Some(libc::EROFS) => format!(
+            "{path} is on a read-only file system (sysfs and /proc/sys are mounted read-only in \
+             most containers): run cauda on the host itself"
+        ),
+        Some(libc::EACCES | libc::EPERM) => format!(
+            "permission denied writing {path}: cauda must run as root, and the attribute must be \
+             writable on this kernel"
+        ),
+        Some(libc::ENOENT) => format!("{path} does not exist on this host any more"),
+        _ => format!("cannot write '{value}' to {path}: {err}"),
+    }
+}
+
+/// An applied step, as the undo needs it.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    /// The journal record made for it.
+    pub record: Record,
+}
+
+/// Applies `steps` under `root`, journalling each before it is made. On
+/// failure everything applied is undone (newest first, verified) and the
+/// error says what failed and what was restored.
+pub fn apply(steps: &[Step], root: &HostRoot, journal: &mut JournalWriter) -> Result<Vec<Applied>> {
+    let pause = std::env::var(TEST_PAUSE_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis);
+    let mut applied: Vec<Applied> = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let seq = i as u32 + 1;
+        match apply_one(step, seq, root, journal, &mut applied) {
+            Ok(()) => {}
+            Err(failure) => {
+                let undone = rollback::undo(applied.iter().rev().map(|a| &a.record), root);
+                let summary = rollback::summarize(&undone);
+                let reason = format!("apply failed: {failure}");
+                let logged = journal.append(&Record::RolledBack {
+                    reason: reason.clone(),
+                    at_unix: now_unix(),
+                });
+                let mut message = format!("{failure}; {summary}");
+                if let Err(e) = logged {
+                    message.push_str(&format!(" (and the journal could not record it: {e:#})"));
+                }
+                return Err(anyhow!(message));
+            }
+        }
+        if let Some(pause) = pause {
+            if i + 1 < steps.len() {
+                std::thread::sleep(pause);
+            }
+        }
+    }
+    Ok(applied)
+}
+
+fn apply_one(
+    step: &Step,
+    seq: u32,
+    root: &HostRoot,
+    journal: &mut JournalWriter,
+    applied: &mut Vec<Applied>,
+) -> Result<(), String> {
+    match step {
+        Step::Setting { id, path, value } => {
+            let file = root.path(path);
+            let old = read_exact(&file).map_err(|e| format!("{id}: cannot read {path}: {e}"))?;
+            let record = Record::Change {
+                seq,
+                id: id.clone(),
+                path: path.clone(),
+                old,
+                new: value.clone(),
+            };
+            journal.append(&record).map_err(|e| format!("{e:#}"))?;
+            // From here on the change may have happened: undo must consider it.
+            applied.push(Applied { record });
+            write_value(&file, value)
+                .map_err(|e| format!("{id}: {}", explain_write_error(path, value, &e)))?;
+            let now =
+                read_exact(&file).map_err(|e| format!("{id}: cannot read {path} back: {e}"))?;
+            if effective(&now) != effective(value) {
+                return Err(format!(
+                    "{id}: wrote '{value}' to {path} but it reads back '{}': the kernel adjusted \
+                     or ignored it",
+                    now.trim_end()
+                ));
+            }
+        }
+        Step::File { path, content } => {
+            let file = root.path(path);
+            let old = match read_exact(&file) {
+                Ok(text) => Some(text),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(format!("cannot read {path}: {e}")),
+            };
+            let record = Record::File {
+                seq,
+                path: path.clone(),
+                old,
+                new: content.clone(),
+            };
+            journal.append(&record).map_err(|e| format!("{e:#}"))?;
+            applied.push(Applied { record });
+            crate::output::write_atomic(&file, content.as_bytes()).map_err(|e| format!("{e:#}"))?;
+            let now = read_exact(&file).map_err(|e| format!("cannot read {path} back: {e}"))?;
+            if now != *content {
+                return Err(format!(
+                    "{path} reads back different content than was written"
+                ));
+            }
+        }
+    }
+    journal
+        .append(&Record::Done { seq })
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Lines describing what an undo did, for the user.
+pub fn describe(undone: &[Undone]) -> Vec<String> {
+    undone.iter().map(|u| u.to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effective_values() {
+        assert_eq!(effective("always [madvise] never\n"), "madvise");
+        assert_eq!(effective("[none] mq-deadline kyber bfq\n"), "none");
+        assert_eq!(effective("60\n"), "60");
+        assert_eq!(effective("4096\t16384  65536\n"), "4096 16384 65536");
+    }
+
+    #[test]
+    fn proc_is_a_kernel_file_and_tmp_is_not() {
+        assert!(is_kernel_file(Path::new("/proc/sys/vm/swappiness")));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!is_kernel_file(dir.path()));
+    }
+}
