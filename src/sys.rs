@@ -169,6 +169,8 @@ pub fn filesystem_magic(path: &std::path::Path) -> io::Result<i64> {
         (rc, buf)
     };
     if rc == 0 {
+        // f_type is i64 on x86_64 but narrower elsewhere.
+        #[allow(clippy::unnecessary_cast)]
         Ok(buf.f_type as i64)
     } else {
         Err(io::Error::last_os_error())

@@ -14,16 +14,16 @@ use std::path::Path;
 use anyhow::{Result, anyhow};
 
 use super::journal::{JournalWriter, Record};
-use super::rollback::{self, Undone};
+use super::rollback;
 use crate::host::snapshot::HostRoot;
 use crate::sys;
 
 const PROC_SUPER_MAGIC: i64 = 0x9fa0;
 const SYSFS_MAGIC: i64 = 0x6265_6572;
 
-/// Pauses between changes when set (milliseconds): lets tests `kill -9`
-/// an apply half-way. Not for users.
-pub const TEST_PAUSE_ENV: &str = "CAUDA_TUNE_TEST_PAUSE_MS";
+/// When set to N, the apply stalls for an hour after its N-th step: lets
+/// tests `kill -9` it half-way at a known point. Not for users.
+pub const TEST_STALL_ENV: &str = "CAUDA_TUNE_TEST_STALL_AFTER";
 
 /// One thing `apply` does.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,10 +58,10 @@ pub fn is_kernel_file(path: &Path) -> bool {
 /// (`always [madvise] never` → `madvise`), else the text with its
 /// whitespace normalised.
 pub fn effective(text: &str) -> String {
-    if let Some(start) = text.find('[') {
-        if let Some(len) = text[start + 1..].find(']') {
-            return text[start + 1..start + 1 + len].to_string();
-        }
+    if let Some(start) = text.find('[')
+        && let Some(len) = text[start + 1..].find(']')
+    {
+        return text[start + 1..start + 1 + len].to_string();
     }
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -114,10 +114,9 @@ pub struct Applied {
 /// failure everything applied is undone (newest first, verified) and the
 /// error says what failed and what was restored.
 pub fn apply(steps: &[Step], root: &HostRoot, journal: &mut JournalWriter) -> Result<Vec<Applied>> {
-    let pause = std::env::var(TEST_PAUSE_ENV)
+    let stall_after = std::env::var(TEST_STALL_ENV)
         .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(std::time::Duration::from_millis);
+        .and_then(|v| v.parse::<usize>().ok());
     let mut applied: Vec<Applied> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let seq = i as u32 + 1;
@@ -138,10 +137,8 @@ pub fn apply(steps: &[Step], root: &HostRoot, journal: &mut JournalWriter) -> Re
                 return Err(anyhow!(message));
             }
         }
-        if let Some(pause) = pause {
-            if i + 1 < steps.len() {
-                std::thread::sleep(pause);
-            }
+        if stall_after == Some(i + 1) {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
         }
     }
     Ok(applied)
@@ -214,11 +211,6 @@ pub fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// Lines describing what an undo did, for the user.
-pub fn describe(undone: &[Undone]) -> Vec<String> {
-    undone.iter().map(|u| u.to_string()).collect()
 }
 
 #[cfg(test)]

@@ -119,13 +119,14 @@ fn push_file(
         ));
         return Ok(());
     }
-    if let Ok(existing) = read_exact(&file) {
-        if !existing.starts_with(MARK) && !force {
-            return Err(input_error(format!(
-                "--persist: {path} exists and was not written by cauda; move it away, or pass \
-                 --force to replace it (rollback restores it)"
-            )));
-        }
+    if let Ok(existing) = read_exact(&file)
+        && !existing.starts_with(MARK)
+        && !force
+    {
+        return Err(input_error(format!(
+            "--persist: {path} exists and was not written by cauda; move it away, or pass \
+             --force to replace it (rollback restores it)"
+        )));
     }
     out.steps.push(Step::File {
         path: path.into(),
@@ -184,14 +185,14 @@ fn sysctl_conflicts(out: &mut Persist, root: &HostRoot, ours: &BTreeMap<String, 
             };
             let key = key.trim().trim_start_matches('-').replace('/', ".");
             let value = value.trim();
-            if let Some(mine) = ours.get(&key) {
-                if mine != value {
-                    out.conflicts.push(format!(
-                        "{shown}:{}: sets {key} = {value} and is applied after {SYSCTL_FILE}, so at \
-                         boot {key} would be {value}, not {mine}; remove that line or rename the file",
-                        n + 1
-                    ));
-                }
+            if let Some(mine) = ours.get(&key)
+                && mine != value
+            {
+                out.conflicts.push(format!(
+                    "{shown}:{}: sets {key} = {value} and is applied after {SYSCTL_FILE}, so at \
+                     boot {key} would be {value}, not {mine}; remove that line or rename the file",
+                    n + 1
+                ));
             }
         }
     }

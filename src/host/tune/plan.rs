@@ -156,8 +156,8 @@ fn boot_advice(changes: &[Change], root: &HostRoot) -> BootAdvice {
         Ok(text) => {
             let existing = text
                 .lines()
-                .filter_map(|l| l.trim().strip_prefix("GRUB_CMDLINE_LINUX="))
-                .last()
+                .rev()
+                .find_map(|l| l.trim().strip_prefix("GRUB_CMDLINE_LINUX="))
                 .map(|v| v.trim().trim_matches('"').trim_matches('\'').to_string())
                 .unwrap_or_default();
             let mut tokens: Vec<String> = existing.split_whitespace().map(String::from).collect();
