@@ -57,8 +57,16 @@ pub enum Command {
     ///
     /// Example: cauda merge host1.json host2.json -o fleet.json
     Merge(MergeArgs),
-    /// The host: tune it for a profile with a journal and a way back.
+    /// The host: audit its settings against a latency, throughput or
+    /// balanced profile; tune it with a dry run, a journal and a way back.
+    ///
+    /// Example: cauda host audit --profile latency
     Host(HostArgs),
+    /// Measure the host's own noise (jHiccup-style): a thread sleeps 1 ms
+    /// and records how late it woke, on the chosen CPUs.
+    ///
+    /// Example: cauda hiccup --runtime 10s --cpus 0,1
+    Hiccup(HiccupArgs),
 }
 
 /// `cauda host`.
@@ -69,9 +77,14 @@ pub struct HostArgs {
     pub command: HostCommand,
 }
 
-/// The `host` subcommands.
+/// The `cauda host` subcommands (one place: audit, and tuning beside it).
 #[derive(Debug, Subcommand)]
 pub enum HostCommand {
+    /// Read-only: each setting that shapes latency, its current value, the
+    /// value recommended for the profile, why, and the source.
+    ///
+    /// Example: cauda host audit --json --profile throughput
+    Audit(HostAuditArgs),
     /// Plan the changes that tune the host for a profile (a dry run by
     /// default); --apply makes them, journalled and verified.
     ///
@@ -85,6 +98,38 @@ pub enum HostCommand {
     ///
     /// Example: cauda host hold-latency --max-latency 10us -- ./my-benchmark
     HoldLatency(crate::host::tune::hold::HoldArgs),
+}
+
+/// `cauda host audit`.
+#[derive(Debug, Args)]
+pub struct HostAuditArgs {
+    /// Print JSON (schema cauda.audit/1) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// What the host is judged for.
+    #[arg(long, value_enum, default_value_t = crate::host::check::Profile::Latency)]
+    pub profile: crate::host::check::Profile,
+    /// Read /proc and /sys below this directory instead of the live host
+    /// (a captured tree, see scripts/capture_host_tree.sh).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+}
+
+/// `cauda hiccup`.
+#[derive(Debug, Args)]
+pub struct HiccupArgs {
+    /// How long to measure.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub runtime: u64,
+    /// The sleep each thread asks for.
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
+    pub sleep: u64,
+    /// One measuring thread per CPU in this list, pinned (e.g. 0,1) [default: one unpinned thread].
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: RunOutputArgs,
 }
 
 fn rate(text: &str) -> Result<Rate, String> {
@@ -142,6 +187,10 @@ pub struct RunOutputArgs {
     /// Print only the path of the run file, not the summary table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Do not sample host counters (PSI, vmstat, …) each interval; for
+    /// measuring the sampling's own cost.
+    #[arg(long, hide = true)]
+    pub no_host_counters: bool,
 }
 
 /// `cauda timer`.

@@ -45,20 +45,49 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Compare(args) => compare(args),
         Command::Convert(args) => convert(args),
         Command::Merge(args) => merge(args),
-        Command::Host(args) => host(args.command),
+        Command::Host(args) => host(args),
+        Command::Hiccup(args) => hiccup(args),
     }
 }
 
-fn host(command: cli::HostCommand) -> Result<Outcome> {
-    use host::tune;
-    match command {
-        cli::HostCommand::Tune(args) => tune::tune(args).map(|()| Outcome::Done),
-        cli::HostCommand::Rollback(args) => tune::rollback(args).map(|()| Outcome::Done),
-        cli::HostCommand::HoldLatency(args) => tune::hold::run(&args).map(Outcome::Exit),
+fn host(args: cli::HostArgs) -> Result<Outcome> {
+    match args.command {
+        cli::HostCommand::Audit(args) => host::audit::command(&args)?,
+        cli::HostCommand::Tune(args) => host::tune::tune(args)?,
+        cli::HostCommand::Rollback(args) => host::tune::rollback(args)?,
+        cli::HostCommand::HoldLatency(args) => {
+            return host::tune::hold::run(&args).map(Outcome::Exit);
+        }
     }
+    Ok(Outcome::Done)
+}
+
+fn hiccup(args: cli::HiccupArgs) -> Result<Outcome> {
+    let config = probe::hiccup::HiccupConfig {
+        runtime_ns: args.runtime,
+        sleep_ns: args.sleep,
+        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        interval_length_ns: args.output.interval_length,
+    };
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output);
+    if !args.output.quiet {
+        eprintln!(
+            "cauda hiccup: {} thread(s) sleeping {} for {} — Ctrl-C stops and saves",
+            config.cpus.len().max(1),
+            units::format_duration_compact(config.sleep_ns),
+            units::format_duration_compact(config.runtime_ns),
+        );
+    }
+    let finished = probe::hiccup::run(&config, &destination, &stop)?;
+    finish_run(finished, args.output.quiet)
 }
 
 fn destination(output: &cli::RunOutputArgs) -> Destination {
+    if output.no_host_counters {
+        probe::session::disable_host_counters();
+    }
     Destination {
         run_file: output.output.clone(),
         hlog: output.hlog.clone(),

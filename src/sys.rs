@@ -176,3 +176,26 @@ pub fn filesystem_magic(path: &std::path::Path) -> io::Result<i64> {
         Err(io::Error::last_os_error())
     }
 }
+
+/// Total and available bytes of the filesystem holding `path` (`statvfs`).
+pub fn filesystem_space(path: &std::path::Path) -> io::Result<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero statvfs is a valid out-parameter; `c_path` is a
+    // NUL-terminated string that outlives the call.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the duration of the call.
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let unit = stat.f_frsize as u64;
+    Ok((stat.f_blocks as u64 * unit, stat.f_bavail as u64 * unit))
+}
+
+/// The calling thread's kernel id (`gettid`), to read its `/proc` entry.
+pub fn thread_id() -> i32 {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    unsafe { libc::gettid() }
+}

@@ -163,7 +163,11 @@ fn idle_sweep_gives_one_series_per_length() {
         .iter()
         .map(|s| s["tag"].as_str().unwrap())
         .collect();
-    assert_eq!(tags, ["idle=50us", "idle=1ms"]);
+    assert_eq!(
+        tags,
+        ["idle=50us", "idle=1ms", "self"],
+        "the control thread is last"
+    );
     assert_eq!(doc["load"], "closed-loop");
     for series in doc["series"].as_array().unwrap() {
         let count: u64 = series["intervals"]

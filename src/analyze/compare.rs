@@ -544,9 +544,27 @@ fn host_changes(base: &Loaded, new: &Loaded) -> Vec<HostChange> {
     let (Some(b), Some(n)) = (&base.run, &new.run) else {
         return Vec::new();
     };
-    let to_map = |h| match serde_json::to_value(h) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
+    // Each audit check is one key (`check:vm.swappiness`), compared by its
+    // current value, so a comparison names the setting that changed.
+    let to_map = |h: &crate::host::snapshot::HostSnapshot| {
+        let mut map = match serde_json::to_value(h) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        map.remove("checks");
+        for check in &h.checks {
+            // An idle state's usage and time grow between any two runs; its
+            // setting (enabled, exit latency) is what compares.
+            let setting = match check.current.find(", usage ") {
+                Some(at) if check.id.starts_with("cpuidle.") => &check.current[..at],
+                _ => &check.current,
+            };
+            map.insert(
+                format!("check:{}", check.id),
+                serde_json::Value::String(setting.to_string()),
+            );
+        }
+        map
     };
     let (bm, nm) = (to_map(&b.host), to_map(&n.host));
     let mut keys: Vec<&String> = bm.keys().chain(nm.keys()).collect();
@@ -590,9 +608,20 @@ pub fn compare(base: &Loaded, new: &Loaded, options: &CompareOptions) -> Result<
                 .map(|n| (b.tag.clone(), b, n))
         })
         .collect();
-    if pairs.is_empty() && base.series.len() == 1 && new.series.len() == 1 {
-        let (b, n) = (&base.series[0], &new.series[0]);
-        pairs.push((format!("{}→{}", b.tag, n.tag), b, n));
+    // The only series of each side pair up, whatever their tags; a run's
+    // `self` control series does not count (it pairs by tag above).
+    fn probe_series(l: &Loaded) -> Vec<&Series> {
+        l.series
+            .iter()
+            .filter(|s| s.tag != crate::probe::hiccup::SELF_TAG || l.series.len() == 1)
+            .collect()
+    }
+    if let (true, [b], [n]) = (
+        pairs.is_empty(),
+        probe_series(base).as_slice(),
+        probe_series(new).as_slice(),
+    ) {
+        pairs.push((format!("{}→{}", b.tag, n.tag), *b, *n));
     }
     if pairs.is_empty() {
         let tags = |l: &Loaded| {

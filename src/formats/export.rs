@@ -155,6 +155,12 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
         warnings: Vec::new(),
         series,
         summary,
+        // One input's host counters stay aligned with its intervals; merged
+        // inputs' would not.
+        host_counters: match inputs {
+            [only] => only.run.as_ref().and_then(|r| r.host_counters.clone()),
+            _ => None,
+        },
     })
 }
 

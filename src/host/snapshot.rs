@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::check::Check;
 use super::cpulist::parse_cpu_list;
 
 /// The host's static conditions at the start of a run.
@@ -30,6 +31,10 @@ pub struct HostSnapshot {
     pub cpuidle_governor: Option<String>,
     /// `clocksource0/current_clocksource` (e.g. `tsc`, `kvm-clock`).
     pub clocksource: Option<String>,
+    /// The full audit of the host's static settings (latency profile), so
+    /// every run carries its conditions; empty in run files written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
 }
 
 /// Reads files below a root directory (`/` on a live host).
@@ -57,6 +62,71 @@ impl HostRoot {
     pub fn read(&self, absolute: &str) -> Option<String> {
         read_trimmed(&self.path(absolute))
     }
+
+    /// A file's content, or why it cannot be read (`missing`, `permission
+    /// denied`, …), for checks that must say why a value is not available.
+    pub fn read_why(&self, absolute: &str) -> Result<String, String> {
+        match std::fs::read_to_string(self.path(absolute)) {
+            Ok(text) => Ok(text.trim().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(format!("{absolute} does not exist"))
+            }
+            Err(e) => Err(format!("{absolute}: {e}")),
+        }
+    }
+
+    /// A file's raw bytes (binary files such as `/dev/cpu_dma_latency`).
+    pub fn read_bytes(&self, absolute: &str) -> Result<Vec<u8>, String> {
+        std::fs::read(self.path(absolute)).map_err(|e| format!("{absolute}: {e}"))
+    }
+
+    /// The entries of a directory, sorted naturally (`cpu2` before
+    /// `cpu10`); empty when it is absent.
+    pub fn list(&self, absolute: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(absolute))
+            .map(|dir| {
+                dir.filter_map(|e| e.ok())
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort_by_key(|n| natural_key(n));
+        names
+    }
+
+    /// The last component of a symlink's target (`/sys/block/vda/device` →
+    /// `virtio2`).
+    pub fn link_name(&self, absolute: &str) -> Option<String> {
+        let target = std::fs::read_link(self.path(absolute)).ok()?;
+        target.file_name()?.to_str().map(str::to_string)
+    }
+
+    /// True when this root is the live host (`/`), where syscalls such as
+    /// `statvfs` describe the same files.
+    pub fn is_live(&self) -> bool {
+        self.0 == Path::new("/")
+    }
+
+    /// True when the root directory exists.
+    pub fn exists(&self) -> bool {
+        self.0.is_dir()
+    }
+
+    /// The root directory.
+    pub fn dir(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// Sorts `cpu10` after `cpu2`: the text before the trailing number, then the number.
+fn natural_key(name: &str) -> (String, u64, String) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, number) = name.split_at(name.len() - digits);
+    (
+        stem.to_string(),
+        number.parse().unwrap_or(0),
+        name.to_string(),
+    )
 }
 
 fn read_trimmed(path: &Path) -> Option<String> {
@@ -85,6 +155,16 @@ impl HostSnapshot {
                 .or_else(|| root.read(&format!("{cpuidle}/current_governor_ro"))),
             clocksource: root
                 .read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            checks: Vec::new(),
+        }
+    }
+
+    /// The snapshot with the full audit (latency profile) of the host's
+    /// static settings: what a run file stores.
+    pub fn capture_full(root: &HostRoot) -> Self {
+        HostSnapshot {
+            checks: super::audit::audit(root, super::check::Profile::Latency).checks,
+            ..HostSnapshot::capture(root)
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::series::Series;
 use super::summary::Summary;
+use crate::host::counters::HostCounters;
 use crate::host::snapshot::HostSnapshot;
 
 /// The schema identifier written in every run file.
@@ -100,4 +101,8 @@ pub struct RunFile {
     pub series: Vec<Series>,
     /// One summary per series over the whole run.
     pub summary: Vec<SeriesSummary>,
+    /// What the host did in each interval (PSI, vmstat, …, as deltas);
+    /// absent in imported data and in run files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_counters: Option<HostCounters>,
 }

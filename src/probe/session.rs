@@ -10,17 +10,22 @@
 //!    the data is safe).
 
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
 use std::time::SystemTime;
 
 use anyhow::{Context, Result, anyhow};
 
 use crate::analyze::summary::series_summaries;
 use crate::formats::hlog::HlogWriter;
+use crate::host::counters::{self, HostCounters, HostInterval, Reading, Sampler};
 use crate::host::snapshot::{HostRoot, HostSnapshot};
+use crate::model::IntervalRecord;
 use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output;
+use crate::probe::hiccup::{self, IntervalSink};
 use crate::record::{Clock, MonotonicClock, Recorder, SeriesSpec, StopFlag, collector};
+use crate::sys;
 
 /// Where a run's results go, checked before it starts.
 #[derive(Clone, Debug)]
@@ -74,12 +79,60 @@ pub struct Finished {
     pub path: PathBuf,
 }
 
+/// What a run observes beside its probe.
+#[derive(Clone, Debug)]
+pub struct Observe {
+    /// The block device the probe works on (`vda`, `nvme0n1`), whose
+    /// `/proc/diskstats` line joins the host counters.
+    pub block_device: Option<String>,
+    /// Sample host counters (PSI, vmstat, …) at each interval boundary.
+    pub host_counters: bool,
+    /// Run the `self` control thread (1 ms sleeps, lateness recorded).
+    pub self_hiccups: bool,
+}
+
+static HOST_COUNTERS: AtomicBool = AtomicBool::new(true);
+
+/// Turns host-counter sampling off for this process's runs
+/// (`--no-host-counters`: for measuring the sampling's own cost).
+pub fn disable_host_counters() {
+    HOST_COUNTERS.store(false, Ordering::Relaxed);
+}
+
+impl Default for Observe {
+    fn default() -> Self {
+        Observe {
+            block_device: None,
+            host_counters: HOST_COUNTERS.load(Ordering::Relaxed),
+            self_hiccups: true,
+        }
+    }
+}
+
 /// Runs `body` on `plan.threads` threads after each ran `prepare`.
 ///
 /// `body(thread, run_start_ns, recorder, stop)` measures until its work is
-/// done or `stop` rises, and returns the time it stopped.
+/// done or `stop` rises, and returns the time it stopped. The run also
+/// samples host counters and runs the `self` control thread
+/// ([`Observe::default`]); [`run_observing`] chooses.
 pub fn run<P, B>(
     plan: Plan,
+    destination: &Destination,
+    stop: &StopFlag,
+    prepare: P,
+    body: B,
+) -> Result<Finished>
+where
+    P: Fn(usize) -> Result<()> + Sync,
+    B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
+{
+    run_observing(plan, &Observe::default(), destination, stop, prepare, body)
+}
+
+/// [`run`], choosing what is observed beside the probe.
+pub fn run_observing<P, B>(
+    plan: Plan,
+    observe: &Observe,
     destination: &Destination,
     stop: &StopFlag,
     prepare: P,
@@ -101,8 +154,12 @@ where
             path
         }
     };
-    let host = HostSnapshot::capture(&HostRoot::default());
+    let host = HostSnapshot::capture_full(&HostRoot::default());
     let clock = MonotonicClock;
+    // Probe thread ids (for their context switches) and the end of the
+    // probes, which stops the sampler and the `self` thread.
+    let thread_ids = Mutex::new(Vec::with_capacity(plan.threads));
+    let probes_done = AtomicBool::new(false);
 
     let (ready_tx, ready_rx) = mpsc::channel::<(usize, Result<()>)>();
     let outcome = std::thread::scope(|scope| -> Result<_> {
@@ -113,10 +170,13 @@ where
             let (go_tx, go_rx) = mpsc::channel::<Option<(Recorder, u64)>>();
             go_senders.push(go_tx);
             let ready_tx = ready_tx.clone();
-            let (prepare, body) = (&prepare, &body);
+            let (prepare, body, thread_ids) = (&prepare, &body, &thread_ids);
             let handle = std::thread::Builder::new()
                 .name(format!("cauda-{}-{thread}", plan.probe))
                 .spawn_scoped(scope, move || -> Result<()> {
+                    if let Ok(mut ids) = thread_ids.lock() {
+                        ids.push(sys::thread_id());
+                    }
                     let _ = ready_tx.send((thread, prepare(thread)));
                     // Not held while waiting: a thread that dies preparing
                     // must not leave the others' readiness unanswered.
@@ -172,6 +232,11 @@ where
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let start_time = humantime::format_rfc3339_seconds(wall_start).to_string();
+        let mut sampler = observe.host_counters.then(|| {
+            let ids = thread_ids.lock().map(|ids| ids.clone()).unwrap_or_default();
+            Sampler::new(HostRoot::default(), observe.block_device.clone(), ids)
+        });
+        let baseline = sampler.as_mut().map(Sampler::sample);
         let run_start = clock.now();
         let hlog = match &destination.hlog {
             Some(p) => Some(HlogWriter::create(p, start_unix_ns, &start_time)?),
@@ -187,6 +252,37 @@ where
         for (go, recorder) in go_senders.iter().zip(recorders) {
             let _ = go.send(Some((recorder, run_start)));
         }
+        let done = || probes_done.load(Ordering::Acquire);
+        let interval_ns = plan.interval_ns;
+        // Off the probes' threads: a failure to start either only loses
+        // what it would have observed.
+        let control = observe.self_hiccups.then(|| {
+            std::thread::Builder::new()
+                .name("cauda-self".into())
+                .spawn_scoped(scope, move || {
+                    // Host noise, not the default 50 µs of timer slack.
+                    let _ = sys::set_timer_slack_ns(1);
+                    let mut sink = IntervalSink::new(run_start, interval_ns);
+                    hiccup::control_loop(
+                        &MonotonicClock,
+                        hiccup::SLEEP_NS,
+                        u64::MAX,
+                        &mut sink,
+                        0,
+                        &done,
+                    );
+                    sink
+                })
+                .ok()
+        });
+        let sampling = sampler.zip(baseline).map(|(sampler, baseline)| {
+            std::thread::Builder::new()
+                .name("cauda-counters".into())
+                .spawn_scoped(scope, move || {
+                    sample_intervals(sampler, baseline, run_start, interval_ns, &done)
+                })
+                .ok()
+        });
 
         let mut thread_error = None;
         for handle in handles {
@@ -200,18 +296,30 @@ where
                 }
             }
         }
-        let collected = collector
+        probes_done.store(true, Ordering::Release);
+        let control = control.flatten().and_then(|h| h.join().ok());
+        let readings = sampling.flatten().and_then(|h| h.join().ok());
+        let mut collected = collector
             .join()
             .map_err(|_| anyhow!("the collector thread panicked"))?;
+        if let (Some(sink), Some(first)) = (control, collected.series.first()) {
+            let grid = first.intervals.clone();
+            collected.series.push(sink.into_series(&grid));
+        }
+        let host_counters = readings.and_then(|readings| {
+            let grid = &collected.series.first()?.intervals;
+            Some(align_counters(readings, grid))
+        });
         Ok((
             collected,
             run_start,
             start_time,
             start_unix_ns,
             thread_error,
+            host_counters,
         ))
     })?;
-    let (collected, run_start, start_time, start_unix_ns, thread_error) = outcome;
+    let (collected, run_start, start_time, start_unix_ns, thread_error, host_counters) = outcome;
 
     let summary = series_summaries(&collected.series).map_err(|e| anyhow!(e))?;
     let run = RunFile {
@@ -230,6 +338,7 @@ where
         warnings: plan.warnings,
         series: collected.series,
         summary,
+        host_counters,
     };
     let mut bytes = serde_json::to_vec(&run).context("cannot serialize the run")?;
     bytes.push(b'\n');
@@ -248,4 +357,66 @@ where
         )));
     }
     Ok(Finished { run, path })
+}
+
+/// Samples the host at each interval boundary until the probes are done,
+/// then once more: `[baseline, boundary 1, boundary 2, …, final]`.
+fn sample_intervals(
+    mut sampler: Sampler,
+    baseline: Reading,
+    run_start: u64,
+    interval_ns: u64,
+    done: &dyn Fn() -> bool,
+) -> Vec<Reading> {
+    // Short naps, so the end of the run is noticed quickly.
+    const NAP_NS: u64 = 20_000_000;
+    let clock = MonotonicClock;
+    let mut readings = vec![baseline];
+    'run: for k in 1.. {
+        let deadline = run_start + k * interval_ns;
+        loop {
+            if done() {
+                break 'run;
+            }
+            let now = clock.now();
+            if now >= deadline {
+                break;
+            }
+            clock.sleep_until(deadline.min(now + NAP_NS));
+        }
+        readings.push(sampler.sample());
+    }
+    readings.push(sampler.sample());
+    readings
+}
+
+/// Host counter deltas on the run's interval grid: interval i spans
+/// boundary readings i and i+1, the last one ends at the final reading.
+fn align_counters(readings: Vec<Reading>, grid: &[IntervalRecord]) -> HostCounters {
+    let names: Vec<String> = readings
+        .first()
+        .map(|r| r.keys().cloned().collect())
+        .unwrap_or_default();
+    let last = readings.len().saturating_sub(1);
+    let intervals = grid
+        .iter()
+        .enumerate()
+        .map(|(i, slot)| {
+            let start = readings.get(i.min(last));
+            let end = if i + 1 < grid.len() {
+                readings.get((i + 1).min(last))
+            } else {
+                readings.get(last)
+            };
+            HostInterval {
+                start_ns: slot.start_ns,
+                length_ns: slot.length_ns,
+                deltas: match (start, end) {
+                    (Some(a), Some(b)) => counters::deltas(&names, a, b),
+                    _ => vec![0; names.len()],
+                },
+            }
+        })
+        .collect();
+    HostCounters { names, intervals }
 }

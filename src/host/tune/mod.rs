@@ -132,10 +132,8 @@ fn load_checks(args: &TuneArgs, root: &HostRoot) -> Result<Vec<Check>> {
 }
 
 /// The audit's checks for `profile` under `root`.
-fn audit_checks(_root: &HostRoot, _profile: Profile) -> Result<Vec<Check>> {
-    Err(input_error(
-        "this build has no host audit yet; plan from a saved audit with --from FILE",
-    ))
+fn audit_checks(root: &HostRoot, profile: Profile) -> Result<Vec<Check>> {
+    Ok(crate::host::audit::audit(root, profile).checks)
 }
 
 /// `cauda host tune`.
