@@ -405,6 +405,14 @@ fn unknown_profile_id_and_misplaced_flags_are_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--root /nonexistent-root"));
+    let foreign = write_checks(
+        work.path(),
+        &json!([warn("evil", "x", "/etc/passwd", "root::0:0:")]),
+    );
+    tune(root.path(), &foreign)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("only kernel settings"));
     let junk = work.path().join("junk.json");
     std::fs::write(&junk, "{\"checks\": 3}").unwrap();
     tune(root.path(), &junk)
@@ -524,4 +532,105 @@ fn verify_measures_around_the_change_and_keeps_or_rolls_back() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("leave out -o"));
+}
+
+/// Without --from, the plan comes from `cauda host audit` itself.
+#[test]
+fn the_live_audit_drives_the_plan_on_a_fake_root() {
+    let root = fake_root();
+    let r = root.path();
+    let work = tempfile::tempdir().unwrap();
+    let audit = cauda()
+        .args(["host", "audit", "--json", "--profile", "latency", "--root"])
+        .arg(r)
+        .output()
+        .unwrap();
+    assert!(audit.status.success());
+    let audit: Value = serde_json::from_slice(&audit.stdout).unwrap();
+    let mut fixable: Vec<String> = audit["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "warn" && c["fix"]["kind"] == "write")
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !fixable.is_empty(),
+        "the fake root raised no fixable warning"
+    );
+    let out = cauda()
+        .args(["host", "tune", "--profile", "latency", "--json", "--root"])
+        .arg(r)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut planned: Vec<String> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["reboot"] == false)
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    fixable.sort();
+    planned.sort();
+    assert_eq!(planned, fixable);
+    let before = tree(r);
+    let journal = work.path().join("j");
+    cauda()
+        .args(["host", "tune", "--profile", "latency", "--apply", "--root"])
+        .arg(r)
+        .arg("--journal")
+        .arg(&journal)
+        .assert()
+        .success();
+    assert_ne!(tree(r), before);
+    // The audit now finds nothing left to fix.
+    let again = cauda()
+        .args(["host", "tune", "--profile", "latency", "--json", "--root"])
+        .arg(r)
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert!(
+        again["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["reboot"] == true),
+        "{again}"
+    );
+    rollback(&journal).assert().success();
+    assert_eq!(tree(r), before);
+}
+
+/// After a reboot the runtime values are already gone: rollback leaves
+/// them and removes only what survives (the persisted files).
+#[test]
+fn after_a_reboot_only_persisted_files_are_rolled_back() {
+    let root = fake_root();
+    let r = root.path();
+    let work = tempfile::tempdir().unwrap();
+    let from = write_checks(work.path(), &fake_checks());
+    let journal = work.path().join("j");
+    tune(r, &from)
+        .args([
+            "--apply",
+            "--persist",
+            "--only",
+            "vm.swappiness",
+            "--journal",
+        ])
+        .arg(&journal)
+        .assert()
+        .success();
+    put(r, "/proc/sys/kernel/random/boot_id", "after-reboot\n");
+    rollback(&journal)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("skipped vm.swappiness"))
+        .stderr(predicate::str::contains(
+            "removed /etc/sysctl.d/90-cauda-tune.conf",
+        ));
+    assert_eq!(read(r, "/proc/sys/vm/swappiness"), "10");
+    assert!(!r.join("etc/sysctl.d/90-cauda-tune.conf").exists());
 }

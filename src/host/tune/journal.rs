@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::persist::{SYSCTL_FILE, UDEV_FILE};
+use super::plan::is_setting_path;
 use crate::error::input_error;
 use crate::host::check::Profile;
 
@@ -291,6 +293,20 @@ pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Parsed> {
             (Record::Header { .. }, true) => {
                 return Err(refuse(path, number, "a second header"));
             }
+            (Record::Change { path: p, .. }, true) if !is_setting_path(p) => {
+                return Err(refuse(
+                    path,
+                    number,
+                    format!("{p} is not a kernel setting under /proc/sys or /sys"),
+                ));
+            }
+            (Record::File { path: p, .. }, true) if p != SYSCTL_FILE && p != UDEV_FILE => {
+                return Err(refuse(
+                    path,
+                    number,
+                    format!("{p} is not one of the files --persist writes"),
+                ));
+            }
             (Record::Change { seq, .. } | Record::File { seq, .. }, true) => {
                 if entries.iter().any(|e| seq_of(&e.record) == *seq) {
                     return Err(refuse(path, number, format!("change {seq} appears twice")));
@@ -404,6 +420,28 @@ mod tests {
         assert_eq!(parsed.torn_bytes, second.len() / 2);
         assert_eq!(parsed.valid_len as usize, text.len() - second.len() / 2);
         assert!(!parsed.rolled_back);
+    }
+
+    #[test]
+    fn a_well_formed_record_naming_a_foreign_file_is_refused() {
+        let forged = Record::Change {
+            seq: 1,
+            id: "x".into(),
+            path: "/etc/shadow".into(),
+            old: "root::0:0\n".into(),
+            new: "".into(),
+        };
+        let text = encode(&header()) + &encode(&forged);
+        let err = parse_bytes(Path::new("j"), text.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("not a kernel setting"), "{err}");
+        let file = Record::File {
+            seq: 1,
+            path: "/etc/sysctl.d/10-other.conf".into(),
+            old: None,
+            new: "".into(),
+        };
+        let text = encode(&header()) + &encode(&file);
+        assert!(parse_bytes(Path::new("j"), text.as_bytes()).is_err());
     }
 
     #[test]

@@ -70,6 +70,13 @@ impl Plan {
     }
 }
 
+/// True when cauda may write `path` as a runtime setting: a kernel
+/// attribute under `/proc/sys` or `/sys`, never anything else.
+pub fn is_setting_path(path: &str) -> bool {
+    (path.starts_with("/proc/sys/") || path.starts_with("/sys/"))
+        && !path.split('/').any(|part| part == "..")
+}
+
 /// True when `id` is selected by `--only` (exact ids, or `prefix*`).
 fn selected(id: &str, only: &[String]) -> bool {
     only.is_empty()
@@ -116,6 +123,13 @@ pub fn build(
         .filter(|c| c.status == Status::Warn && selected(&c.id, only))
     {
         match &check.fix {
+            Some(Fix::Write { path, .. }) if !is_setting_path(path) => {
+                return Err(input_error(format!(
+                    "check {}: its fix writes {path}, but cauda writes only kernel settings \
+                     under /proc/sys and /sys",
+                    check.id
+                )));
+            }
             Some(Fix::Write { path, value }) => runtime.push(Change {
                 id: check.id.clone(),
                 path: path.clone(),
