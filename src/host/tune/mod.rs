@@ -4,7 +4,7 @@
 //!
 //! The plan comes only from the audit's checks ([`plan`]); applying writes
 //! the journal before each change ([`journal`], [`apply`]); rollback
-//! restores byte for byte ([`rollback`]); `--persist` writes cauda-named
+//! restores byte for byte ([`mod@rollback`]); `--persist` writes cauda-named
 //! boot-time files through the same journal ([`persist`]); `--verify`
 //! measures around the change ([`verify`]); `host hold-latency` holds a PM
 //! QoS limit for one command ([`hold`]).

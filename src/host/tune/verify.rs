@@ -6,7 +6,8 @@
 //! and anyone else can re-read. "Better" is `compare`'s verdict: at least
 //! one latency metric (mean or a percentile, any series) significantly
 //! better and none significantly worse; the max alone decides nothing,
-//! being one sample.
+//! being one sample, and the `self` series (the tool's own hiccups)
+//! describes cauda, not the target.
 
 use std::path::{Path, PathBuf};
 
@@ -87,7 +88,11 @@ pub fn judge(comparison: &Comparison) -> (bool, String) {
     let latency = |metric: &str| metric == "mean" || metric.starts_with('p');
     let mut better = Vec::new();
     let mut worse = Vec::new();
-    for row in comparison.rows.iter().filter(|r| latency(&r.metric)) {
+    for row in comparison
+        .rows
+        .iter()
+        .filter(|r| latency(&r.metric) && r.series != crate::probe::hiccup::SELF_TAG)
+    {
         let label = format!(
             "{} {} {:+.1} %",
             row.series,
@@ -165,6 +170,12 @@ mod tests {
             row("mean", Verdict::Better),
             row("max", Verdict::Worse)
         ]));
+        // The tool's own hiccups say nothing about the target.
+        let mut own = row("p99", Verdict::Better);
+        own.series = "self".into();
+        assert!(!keep(vec![own.clone()]));
+        own.verdict = Verdict::Worse;
+        assert!(keep(vec![row("p99", Verdict::Better), own]));
     }
 
     #[test]
