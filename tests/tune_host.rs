@@ -415,3 +415,44 @@ fn hold_latency_holds_the_limit_while_the_command_runs_and_forwards_its_code() {
         .assert()
         .code(2);
 }
+
+/// Writing `vm.dirty_ratio` makes the kernel zero `vm.dirty_bytes`: the
+/// journal records it too, so a host that limited dirty memory in bytes
+/// gets its byte limit back, not a ratio of 0.
+#[test]
+fn a_setting_the_kernel_resets_as_a_side_effect_is_restored_too() {
+    if !can_tune_here("kernel_coupled") {
+        return;
+    }
+    let _serial = one_at_a_time();
+    const BYTES: &str = "/proc/sys/vm/dirty_bytes";
+    // Restored in this order: the ratio first (which zeroes the bytes).
+    let guard = Restore::save(&[DIRTY, BYTES]);
+    if std::fs::read_to_string(BYTES).unwrap().trim() != "0" {
+        eprintln!("skipped kernel_coupled: this host already limits dirty memory in bytes");
+        return;
+    }
+    std::fs::write(BYTES, "268435456").unwrap();
+    assert_eq!(std::fs::read_to_string(DIRTY).unwrap(), "0\n");
+    let work = tempfile::tempdir().unwrap();
+    let from = write_checks(work.path(), vec![warn("vm.dirty_ratio", DIRTY, "10")]);
+    let journal = work.path().join("j");
+    cauda()
+        .args(["host", "tune", "--profile", "latency", "--apply", "--from"])
+        .arg(&from)
+        .arg("--journal")
+        .arg(&journal)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(BYTES).unwrap(), "0\n");
+    cauda()
+        .args(["host", "rollback", "--journal"])
+        .arg(&journal)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("rolled back 2 change(s)"));
+    assert_eq!(std::fs::read_to_string(BYTES).unwrap(), "268435456\n");
+    assert_eq!(std::fs::read_to_string(DIRTY).unwrap(), "0\n");
+    drop(guard);
+    assert_eq!(std::fs::read_to_string(BYTES).unwrap(), "0\n");
+}

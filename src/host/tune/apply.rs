@@ -118,9 +118,9 @@ pub fn apply(steps: &[Step], root: &HostRoot, journal: &mut JournalWriter) -> Re
         .ok()
         .and_then(|v| v.parse::<usize>().ok());
     let mut applied: Vec<Applied> = Vec::new();
+    let mut seq = 0;
     for (i, step) in steps.iter().enumerate() {
-        let seq = i as u32 + 1;
-        match apply_one(step, seq, root, journal, &mut applied) {
+        match apply_one(step, &mut seq, root, journal, &mut applied) {
             Ok(()) => {}
             Err(failure) => {
                 let undone = rollback::undo(applied.iter().rev().map(|a| &a.record), root);
@@ -144,27 +144,84 @@ pub fn apply(steps: &[Step], root: &HostRoot, journal: &mut JournalWriter) -> Re
     Ok(applied)
 }
 
+/// Settings the kernel changes when `path` is written: writing
+/// `vm.dirty_ratio` zeroes `vm.dirty_bytes` (and the other way round), and
+/// changing a cpufreq governor resets the policy's energy-performance
+/// preference. They are journalled before the write, so rollback restores
+/// them after the setting itself.
+pub fn coupled(path: &str) -> Vec<String> {
+    let vm = |name: &str| format!("/proc/sys/vm/{name}");
+    let pairs = [
+        ("dirty_ratio", "dirty_bytes"),
+        ("dirty_background_ratio", "dirty_background_bytes"),
+    ];
+    for (a, b) in pairs {
+        if path == vm(a) {
+            return vec![vm(b)];
+        }
+        if path == vm(b) {
+            return vec![vm(a)];
+        }
+    }
+    match path.strip_suffix("/scaling_governor") {
+        Some(dir) => vec![format!("{dir}/energy_performance_preference")],
+        None => Vec::new(),
+    }
+}
+
+/// Journals a setting as it is now, before `seq` is written over it.
+fn journal_old(
+    id: &str,
+    path: &str,
+    new: &str,
+    seq: &mut u32,
+    root: &HostRoot,
+    journal: &mut JournalWriter,
+    applied: &mut Vec<Applied>,
+) -> Result<(), String> {
+    let old = read_exact(&root.path(path)).map_err(|e| format!("{id}: cannot read {path}: {e}"))?;
+    *seq += 1;
+    let record = Record::Change {
+        seq: *seq,
+        id: id.to_string(),
+        path: path.to_string(),
+        old,
+        new: new.to_string(),
+    };
+    journal.append(&record).map_err(|e| format!("{e:#}"))?;
+    // From here on the change may have happened: undo must consider it.
+    applied.push(Applied { record });
+    Ok(())
+}
+
 fn apply_one(
     step: &Step,
-    seq: u32,
+    seq: &mut u32,
     root: &HostRoot,
     journal: &mut JournalWriter,
     applied: &mut Vec<Applied>,
 ) -> Result<(), String> {
     match step {
         Step::Setting { id, path, value } => {
+            for other in coupled(path) {
+                if root.path(&other).exists() {
+                    let why = format!("{id} (the kernel resets {other} when {path} is written)");
+                    journal_old(
+                        &why,
+                        &other,
+                        "(set by the kernel)",
+                        seq,
+                        root,
+                        journal,
+                        applied,
+                    )?;
+                    journal
+                        .append(&Record::Done { seq: *seq })
+                        .map_err(|e| format!("{e:#}"))?;
+                }
+            }
+            journal_old(id, path, value, seq, root, journal, applied)?;
             let file = root.path(path);
-            let old = read_exact(&file).map_err(|e| format!("{id}: cannot read {path}: {e}"))?;
-            let record = Record::Change {
-                seq,
-                id: id.clone(),
-                path: path.clone(),
-                old,
-                new: value.clone(),
-            };
-            journal.append(&record).map_err(|e| format!("{e:#}"))?;
-            // From here on the change may have happened: undo must consider it.
-            applied.push(Applied { record });
             write_value(&file, value)
                 .map_err(|e| format!("{id}: {}", explain_write_error(path, value, &e)))?;
             let now =
@@ -184,8 +241,9 @@ fn apply_one(
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(format!("cannot read {path}: {e}")),
             };
+            *seq += 1;
             let record = Record::File {
-                seq,
+                seq: *seq,
                 path: path.clone(),
                 old,
                 new: content.clone(),
@@ -202,7 +260,7 @@ fn apply_one(
         }
     }
     journal
-        .append(&Record::Done { seq })
+        .append(&Record::Done { seq: *seq })
         .map_err(|e| format!("{e:#}"))
 }
 
@@ -223,6 +281,23 @@ mod tests {
         assert_eq!(effective("[none] mq-deadline kyber bfq\n"), "none");
         assert_eq!(effective("60\n"), "60");
         assert_eq!(effective("4096\t16384  65536\n"), "4096 16384 65536");
+    }
+
+    #[test]
+    fn kernel_coupled_settings() {
+        assert_eq!(
+            coupled("/proc/sys/vm/dirty_ratio"),
+            ["/proc/sys/vm/dirty_bytes"]
+        );
+        assert_eq!(
+            coupled("/proc/sys/vm/dirty_background_bytes"),
+            ["/proc/sys/vm/dirty_background_ratio"]
+        );
+        assert_eq!(
+            coupled("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor"),
+            ["/sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference"]
+        );
+        assert!(coupled("/proc/sys/vm/swappiness").is_empty());
     }
 
     #[test]
