@@ -191,7 +191,9 @@ fn apply_and_rollback_round_trip_byte_for_byte_on_a_fake_root() {
         .arg(&journal)
         .assert()
         .success()
-        .stderr(predicate::str::contains("applied 8 change(s)"))
+        .stderr(predicate::str::contains(
+            "applied 6 setting(s) and 2 file(s)",
+        ))
         .stderr(predicate::str::contains(
             "99-sysctl.conf:1: sets vm.swappiness = 60",
         ))

@@ -220,7 +220,7 @@ fn real_safe_subset_applies_and_rolls_back_byte_for_byte() {
         .arg(&journal)
         .assert()
         .success()
-        .stderr(predicate::str::contains("applied 5 change(s)"));
+        .stderr(predicate::str::contains("applied 5 setting(s)"));
     for (path, value) in &targets {
         assert_eq!(
             word(&std::fs::read_to_string(path).unwrap()),

@@ -205,11 +205,11 @@ fn apply_one(
         Step::Setting { id, path, value } => {
             for other in coupled(path) {
                 if root.path(&other).exists() {
-                    let why = format!("{id} (the kernel resets {other} when {path} is written)");
+                    let label = format!("{id}, side effect");
                     journal_old(
-                        &why,
+                        &label,
                         &other,
-                        "(set by the kernel)",
+                        "(reset by the kernel)",
                         seq,
                         root,
                         journal,

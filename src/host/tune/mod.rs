@@ -223,8 +223,8 @@ pub fn tune(args: TuneArgs) -> Result<()> {
     let mut journal = JournalWriter::create(&journal_path, &header)?;
     apply::apply(&steps, &root, &mut journal)?;
     eprintln!(
-        "applied {} change(s), each read back and verified; journal: {}\nundo with: cauda host rollback --journal {}",
-        steps.len(),
+        "applied {}, each read back and verified; journal: {}\nundo with: cauda host rollback --journal {}",
+        count_steps(&steps),
         journal_path.display(),
         journal_path.display()
     );
@@ -237,6 +237,20 @@ pub fn tune(args: TuneArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// "3 setting(s)" or "3 setting(s) and 2 file(s)".
+fn count_steps(steps: &[Step]) -> String {
+    let files = steps
+        .iter()
+        .filter(|s| matches!(s, Step::File { .. }))
+        .count();
+    let settings = steps.len() - files;
+    if files == 0 {
+        format!("{settings} setting(s)")
+    } else {
+        format!("{settings} setting(s) and {files} file(s)")
+    }
 }
 
 fn journal_path(given: Option<&Path>, root: &HostRoot) -> Result<PathBuf> {
@@ -271,7 +285,7 @@ fn verify_tune(
     verify::run_probe(&args.probe, &before)?;
     let mut journal = JournalWriter::create(journal_path, header)?;
     apply::apply(steps, root, &mut journal)?;
-    eprintln!("applied {} change(s); measuring after", steps.len());
+    eprintln!("applied {}; measuring after", count_steps(steps));
     let measured =
         verify::run_probe(&args.probe, &after).and_then(|()| verify::compare_runs(&before, &after));
     let comparison = match measured {
