@@ -7,6 +7,7 @@ pub mod clusters;
 pub mod co;
 pub mod compare;
 pub mod fanout;
+pub mod hints;
 pub mod quantile;
 pub mod special;
 pub mod stalls;
@@ -316,7 +317,7 @@ fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, 
 }
 
 fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
-    let series = input
+    let mut series: Vec<SeriesAnalysis> = input
         .series
         .iter()
         .map(|series| {
@@ -324,6 +325,7 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
                 .map_err(|e| input_error(format!("{}: {e}", input.source)))
         })
         .collect::<Result<_>>()?;
+    add_hints(input, &mut series);
     Ok(InputAnalysis {
         source: input.source.clone(),
         format: input.format,
@@ -333,4 +335,29 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
         interrupted: input.run.as_ref().is_some_and(|r| r.interrupted),
         series,
     })
+}
+
+/// Puts culprit hints on every stall of a run that carries host counters
+/// or a `self` series.
+fn add_hints(input: &Loaded, analyses: &mut [SeriesAnalysis]) {
+    let counters = input.run.as_ref().and_then(|r| r.host_counters.as_ref());
+    let self_tag = crate::probe::hiccup::SELF_TAG;
+    let self_points = input
+        .series
+        .iter()
+        .find(|s| s.tag == self_tag)
+        .and_then(|s| merge_with_points(s).ok())
+        .map(|(_, points)| points);
+    for analysis in analyses.iter_mut() {
+        let own = analysis.tag == self_tag;
+        for stall in &mut analysis.stalls {
+            if let Some(points) = self_points.as_deref().filter(|_| !own) {
+                stall.hints.extend(hints::self_hint(points, stall));
+            }
+            if let Some(counters) = counters {
+                let found = hints::counter_hints(counters, stall);
+                stall.hints.extend(found);
+            }
+        }
+    }
 }

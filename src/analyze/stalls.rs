@@ -86,6 +86,10 @@ pub struct Stall {
     pub mean: f64,
     /// Why these intervals stand out.
     pub reasons: Vec<StallReason>,
+    /// Host counters that stood out at the same time (run files with host
+    /// counters only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<super::hints::Hint>,
 }
 
 /// The run's typical interval, for comparison with stalls.
@@ -231,6 +235,7 @@ pub fn find_stalls(points: &[IntervalPoint]) -> Vec<Stall> {
                     count: p.count,
                     mean: p.mean,
                     reasons: reasons[i].clone(),
+                    hints: Vec::new(),
                 });
             }
         }

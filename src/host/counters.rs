@@ -169,6 +169,24 @@ impl Sampler {
     }
 }
 
+/// The block device (as `/proc/diskstats` names it) holding `path`: the
+/// whole disk for a file on a partition (`/tmp/x` on `vda1` → `vda`).
+/// `None` for a filesystem without a block device (tmpfs, overlay).
+pub fn block_device_of(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let sys = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let resolved = std::fs::canonicalize(&sys).ok()?;
+    let disk = if resolved.join("partition").exists() {
+        resolved.parent()?
+    } else {
+        &resolved
+    };
+    disk.file_name()?.to_str().map(str::to_string)
+}
+
 /// `some avg10=… total=N` lines → (`some`, N µs).
 fn parse_psi(text: &str) -> Vec<(String, i64)> {
     text.lines()
@@ -304,6 +322,18 @@ mod tests {
         assert_eq!(r["disk.vda.reads"], 100);
         assert_eq!(r["disk.vda.write_kb"], 800);
         assert_eq!(r["disk.vda.busy_ms"], 90);
+    }
+
+    #[test]
+    fn the_root_filesystem_has_a_disk_or_none() {
+        // Whatever this host mounts at /, the answer is a /sys/block name.
+        if let Some(dev) = block_device_of(std::path::Path::new("/")) {
+            assert!(
+                std::path::Path::new(&format!("/sys/block/{dev}")).exists(),
+                "{dev}"
+            );
+        }
+        assert_eq!(block_device_of(std::path::Path::new("/no/such/path")), None);
     }
 
     #[test]

@@ -113,15 +113,30 @@ fn samples_needed(q: f64, confidence: f64) -> u64 {
     ((alpha / 2.0).ln() / q.ln()).ceil() as u64
 }
 
+/// A stall's culprit hints, one line each.
+fn write_hints(out: &mut String, stall: &crate::analyze::stalls::Stall) {
+    for hint in &stall.hints {
+        let _ = writeln!(out, "      hint: {}", hint.text);
+    }
+}
+
 fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     let sum = &s.summary;
-    let _ = writeln!(
-        out,
-        "{} — {} samples, {}",
-        s.tag,
-        thousands(sum.count),
-        measured_from(s.measured_from)
-    );
+    if s.tag == crate::probe::hiccup::SELF_TAG {
+        let _ = writeln!(
+            out,
+            "self — {} samples: cauda's own control thread (1 ms sleeps, lateness recorded); host noise, not the target",
+            thousands(sum.count)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{} — {} samples, {}",
+            s.tag,
+            thousands(sum.count),
+            measured_from(s.measured_from)
+        );
+    }
     let level = format!("{:.0}% CI", confidence * 100.0);
     let mut rows: Vec<(String, String, String)> = Vec::new();
     rows.push(("min".into(), format_ns(sum.min as f64), String::new()));
@@ -225,6 +240,7 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
             let when = format!("t={}–{} s", seconds(stall.start_s), seconds(stall.end_s));
             if stall.count == 0 {
                 let _ = writeln!(out, "    {when}: nothing completed");
+                write_hints(out, stall);
                 continue;
             }
             let mut line = format!(
@@ -244,6 +260,7 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
                 );
             }
             let _ = writeln!(out, "{line}");
+            write_hints(out, stall);
         }
         if s.stalls.len() > 10 {
             let _ = writeln!(out, "    … {} more in --json", s.stalls.len() - 10);
