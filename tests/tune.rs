@@ -14,21 +14,24 @@ use common::cauda;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-/// Every regular file below `dir`, with its bytes.
+/// Every file below `dir` with its bytes (a symlink: its target).
 fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).unwrap().flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            let kind = entry.file_type().unwrap();
+            let bytes = if kind.is_dir() {
                 stack.push(path);
+                continue;
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                format!("-> {}", target.display()).into_bytes()
             } else {
-                out.insert(
-                    path.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&path).unwrap(),
-                );
-            }
+                std::fs::read(&path).unwrap()
+            };
+            out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
         }
     }
     out
@@ -536,11 +539,22 @@ fn verify_measures_around_the_change_and_keeps_or_rolls_back() {
         .stderr(predicate::str::contains("leave out -o"));
 }
 
-/// Without --from, the plan comes from `cauda host audit` itself.
+/// Without --from, the plan comes from `cauda host audit` itself: on a
+/// copy of the tree captured from this VM, every fixable warning is
+/// planned, applied (after which the audit finds nothing left to fix) and
+/// rolled back byte for byte.
 #[test]
-fn the_live_audit_drives_the_plan_on_a_fake_root() {
-    let root = fake_root();
-    let r = root.path();
+fn the_live_audit_drives_the_plan_on_a_captured_tree() {
+    let copy = tempfile::tempdir().unwrap();
+    let captured = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/host/vm-6.18");
+    let status = StdCommand::new("cp")
+        .arg("-a")
+        .arg(captured)
+        .arg(copy.path().join("root"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let r = &copy.path().join("root");
     let work = tempfile::tempdir().unwrap();
     let audit = cauda()
         .args(["host", "audit", "--json", "--profile", "latency", "--root"])
