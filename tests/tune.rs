@@ -14,7 +14,8 @@ use common::cauda;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-/// Every file below `dir` with its bytes (a symlink: its target).
+/// Every file below `dir` with its bytes (a symlink: its target), except
+/// cauda's own state directory (its lock file).
 fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -23,7 +24,9 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let path = entry.path();
             let kind = entry.file_type().unwrap();
             let bytes = if kind.is_dir() {
-                stack.push(path);
+                if !path.ends_with("var/lib/cauda") {
+                    stack.push(path);
+                }
                 continue;
             } else if kind.is_symlink() {
                 let target = std::fs::read_link(&path).unwrap();
@@ -270,6 +273,19 @@ fn kill_9_half_way_then_rollback_restores_everything() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // While it runs, a second apply or a rollback on the same host waits its turn.
+    tune(r, &from)
+        .args(["--apply", "--journal"])
+        .arg(work.path().join("second.journal"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "another cauda host tune or rollback is running",
+        ));
+    rollback(&journal)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("pid {}", child.id())));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let changed: Vec<_> = tree(r)

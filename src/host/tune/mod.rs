@@ -32,6 +32,58 @@ use crate::host::snapshot::HostRoot;
 /// Where the journal goes when `--journal` is not given (below `--root`).
 pub const DEFAULT_JOURNAL: &str = "/var/lib/cauda/tune.journal";
 
+/// The lock that keeps two applies or rollbacks on one host apart (below `--root`).
+pub const LOCK_FILE: &str = "/var/lib/cauda/tune.lock";
+
+/// Holds [`LOCK_FILE`] until dropped (or the process dies).
+#[derive(Debug)]
+pub struct HostLock {
+    _file: std::fs::File,
+}
+
+/// Takes the host's tuning lock, or says who holds it. Two applies that
+/// interleave would each journal the other's values as "old", and their
+/// rollbacks would undo each other wrongly. Where the lock file cannot be
+/// created (a read-only /var), cauda says so and goes on unlocked.
+pub fn lock_host(root: &HostRoot) -> Result<Option<HostLock>> {
+    let path = root.path(LOCK_FILE);
+    let opened = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+        });
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) => {
+            eprintln!(
+                "warning: cannot create the lock {} ({e}); not guarded against a concurrent tune",
+                path.display()
+            );
+            return Ok(None);
+        }
+    };
+    if !crate::sys::try_lock_exclusive(&file)
+        .with_context(|| format!("cannot lock {}", path.display()))?
+    {
+        let holder = std::fs::read_to_string(&path).unwrap_or_default();
+        return Err(input_error(format!(
+            "another cauda host tune or rollback is running on this host (pid {}, lock {}); \
+             wait for it to finish",
+            holder.trim(),
+            path.display()
+        )));
+    }
+    file.set_len(0)?;
+    writeln!(file, "{}", std::process::id())?;
+    Ok(Some(HostLock { _file: file }))
+}
+
 /// `cauda host tune`.
 #[derive(Debug, Args)]
 pub struct TuneArgs {
@@ -206,6 +258,7 @@ pub fn tune(args: TuneArgs) -> Result<()> {
         eprintln!("nothing to apply; no journal written");
         return Ok(());
     }
+    let _lock = lock_host(&root)?;
     let journal_path = journal_path(args.journal.as_deref(), &root)?;
     let (host, boot_id) = rollback::identity(&root);
     let header = Record::Header {
@@ -322,6 +375,11 @@ pub fn rollback(args: RollbackArgs) -> Result<()> {
             root.path(DEFAULT_JOURNAL)
         }
     };
+    let journal_root = match journal::parse(&path)?.header {
+        Record::Header { root, .. } => PathBuf::from(root),
+        _ => unreachable!("parse guarantees a header first"),
+    };
+    let _lock = lock_host(&HostRoot::new(journal_root))?;
     let report = rollback::rollback_journal(&path, args.root.as_deref(), args.force)?;
     for note in &report.notes {
         eprintln!("note: {note}");
