@@ -66,7 +66,7 @@ pub enum Command {
     /// Example: cauda merge host1.json host2.json -o fleet.json
     Merge(MergeArgs),
     /// The host: audit its settings against a latency, throughput or
-    /// balanced profile.
+    /// balanced profile; tune it with a dry run, a journal and a way back.
     ///
     /// Example: cauda host audit --profile latency
     Host(HostArgs),
@@ -93,6 +93,19 @@ pub enum HostCommand {
     ///
     /// Example: cauda host audit --json --profile throughput
     Audit(HostAuditArgs),
+    /// Plan the changes that tune the host for a profile (a dry run by
+    /// default); --apply makes them, journalled and verified.
+    ///
+    /// Example: cauda host tune --profile latency --apply --journal tune.journal
+    Tune(crate::host::tune::TuneArgs),
+    /// Restore every value a tuning journal recorded, newest first, byte for byte.
+    ///
+    /// Example: cauda host rollback --journal tune.journal
+    Rollback(crate::host::tune::RollbackArgs),
+    /// Keep CPUs out of slow idle states (PM QoS) while a command runs.
+    ///
+    /// Example: cauda host hold-latency --max-latency 10us -- ./my-benchmark
+    HoldLatency(crate::host::tune::hold::HoldArgs),
 }
 
 /// `cauda host audit`.

@@ -34,6 +34,8 @@ pub enum Outcome {
     Done,
     /// A run was stopped by a signal; what it measured was saved.
     Interrupted,
+    /// A child command ran; exit with its code (`host hold-latency`).
+    Exit(i32),
 }
 
 /// Runs a parsed command line.
@@ -53,6 +55,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
 fn host(args: cli::HostArgs) -> Result<Outcome> {
     match args.command {
         cli::HostCommand::Audit(args) => host::audit::command(&args)?,
+        cli::HostCommand::Tune(args) => host::tune::tune(args)?,
+        cli::HostCommand::Rollback(args) => host::tune::rollback(args)?,
+        cli::HostCommand::HoldLatency(args) => {
+            return host::tune::hold::run(&args).map(Outcome::Exit);
+        }
     }
     Ok(Outcome::Done)
 }

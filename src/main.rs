@@ -17,6 +17,7 @@ fn main() {
     let code = match cauda::run(cli) {
         Ok(Outcome::Done) => EXIT_OK,
         Ok(Outcome::Interrupted) => EXIT_INTERRUPTED,
+        Ok(Outcome::Exit(code)) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
             eprintln!("cauda: error: {e}");

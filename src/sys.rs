@@ -149,6 +149,34 @@ pub fn hold_cpu_dma_latency(limit_us: i32) -> io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// True when the process runs with effective uid 0.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `statfs(2)`'s `f_type` of the file system holding `path`: tells kernel
+/// attribute files (procfs `0x9fa0`, sysfs `0x62656572`) from regular ones.
+pub fn filesystem_magic(path: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: an all-zero statfs is a valid out-parameter; `c_path` is a
+    // NUL-terminated string that outlives the call.
+    let (rc, buf) = unsafe {
+        let mut buf: libc::statfs = std::mem::zeroed();
+        let rc = libc::statfs(c_path.as_ptr(), &mut buf);
+        (rc, buf)
+    };
+    if rc == 0 {
+        // f_type is i64 on x86_64 but narrower elsewhere.
+        #[allow(clippy::unnecessary_cast)]
+        Ok(buf.f_type as i64)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Total and available bytes of the filesystem holding `path` (`statvfs`).
 pub fn filesystem_space(path: &std::path::Path) -> io::Result<(u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
@@ -181,5 +209,23 @@ pub fn interrupt(pid: u32) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+/// Takes an exclusive advisory lock on `file` without waiting (`flock`):
+/// `Ok(false)` when another open file holds it. Released when the file
+/// is closed, including when the process dies.
+pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is valid for as long as `file` is borrowed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(err)
     }
 }

@@ -6,3 +6,4 @@ pub mod check;
 pub mod counters;
 pub mod cpulist;
 pub mod snapshot;
+pub mod tune;

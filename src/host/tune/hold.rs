@@ -1,0 +1,72 @@
+//! `cauda host hold-latency`: keep CPUs out of slow idle states while one
+//! command runs, without a reboot.
+//!
+//! It is the PM QoS interface the kernel documents for this
+//! (`Documentation/power/pm_qos_interface.rst`): while `/dev/cpu_dma_latency`
+//! is held open with a limit written to it, the cpuidle governor picks no
+//! idle state whose exit latency exceeds the limit. Closing the file — when
+//! the command ends, or when cauda dies in any way — releases it.
+
+use std::os::unix::process::ExitStatusExt;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use crate::error::input_error;
+use crate::sys;
+
+/// `cauda host hold-latency`.
+#[derive(Debug, Args)]
+pub struct HoldArgs {
+    /// The CPU wake-up latency limit to hold (e.g. 10us; 0 keeps CPUs out of
+    /// every idle state but polling).
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration)]
+    pub max_latency: u64,
+    /// The command to run while the limit is held, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// Runs the command with the limit held; returns the command's exit code
+/// (128 + the signal number when a signal ended it, as shells report it).
+pub fn run(args: &HoldArgs) -> Result<i32> {
+    let limit_us = i32::try_from(args.max_latency / 1_000).unwrap_or(i32::MAX);
+    let held = sys::hold_cpu_dma_latency(limit_us).map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => input_error(format!(
+            "cannot open /dev/cpu_dma_latency ({e}): holding a PM QoS limit needs root; run \
+             with sudo"
+        )),
+        _ => anyhow::Error::new(e).context(
+            "cannot hold /dev/cpu_dma_latency (a kernel without CONFIG_CPU_IDLE PM QoS, or a \
+             container without the device)",
+        ),
+    })?;
+    // Ctrl-C reaches the command (same process group); cauda stays to
+    // report its exit code, then releases the limit.
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGQUIT] {
+        signal_hook::flag::register(signal, interrupted.clone())
+            .context("cannot install signal handlers")?;
+    }
+    eprintln!(
+        "cauda: holding /dev/cpu_dma_latency at {limit_us} µs while {} runs",
+        args.command[0]
+    );
+    let status = std::process::Command::new(&args.command[0])
+        .args(&args.command[1..])
+        .status()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                input_error(format!(
+                    "cannot run '{}': {e}; give a command after --",
+                    args.command[0]
+                ))
+            }
+            _ => anyhow::Error::new(e).context(format!("cannot run '{}'", args.command[0])),
+        })?;
+    drop(held);
+    eprintln!("cauda: released /dev/cpu_dma_latency");
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
