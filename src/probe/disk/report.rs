@@ -24,6 +24,10 @@ use crate::units::format_ns;
 pub struct IntervalThroughput {
     /// Interval start, ns from the run start.
     pub start_ns: u64,
+    /// Interval length, ns (the last one may be partial).
+    pub length_ns: u64,
+    /// Reads and writes completed in it.
+    pub ios: u64,
     /// Reads and writes completed per second.
     pub iops: f64,
     /// Bytes read and written per second.
@@ -126,6 +130,8 @@ impl DiskReport {
                 let s = (length_ns as f64 / 1e9).max(1e-9);
                 IntervalThroughput {
                     start_ns,
+                    length_ns,
+                    ios: count,
                     iops: count as f64 / s,
                     bandwidth_bytes_per_s: (count * config.bs) as f64 / s,
                 }

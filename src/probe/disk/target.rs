@@ -144,8 +144,8 @@ fn open_options(req: &OpenRequest, write: bool) -> OpenOptions {
 
 fn direct_refused(path: &Path) -> anyhow::Error {
     input_error(format!(
-        "--file {}: this filesystem refuses O_DIRECT (EINVAL; tmpfs and some FUSE or network \
-         filesystems do); add --buffered to go through the page cache, or put the file on a \
+        "--file {}: this filesystem refuses O_DIRECT (EINVAL; ramfs, older tmpfs and some FUSE or \
+         network filesystems do); add --buffered to go through the page cache, or put the file on a \
          disk-backed filesystem",
         path.display()
     ))
@@ -178,6 +178,26 @@ fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let parent_meta =
+                std::fs::metadata(parent).map_err(|e| io_to_input(e, "--file", parent))?;
+            let dev = (
+                libc::major(parent_meta.dev()),
+                libc::minor(parent_meta.dev()),
+            );
+            let (logical_block, source) = logical_block_size(dev);
+            check_alignment(req, logical_block, &source)?;
+            if let Some(size) = req.size
+                && size < req.block
+            {
+                return Err(input_error(format!(
+                    "--size {size} is smaller than --bs {}: not one block fits",
+                    req.block
+                )));
+            }
             let size = req.size.unwrap_or(DEFAULT_FILE_SIZE) + req.offset;
             create_file(path, size, req.seed)?;
             created = true;
@@ -189,6 +209,10 @@ fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
     let file = match open_options(req, req.writes).open(path) {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) && req.direct => {
+            if created {
+                // Made by this run and never measured: leave nothing behind.
+                let _ = std::fs::remove_file(path);
+            }
             return Err(direct_refused(path));
         }
         Err(e) => return Err(io_to_input(e, "--file", path)),
@@ -260,6 +284,27 @@ fn finish(
             req.block
         )));
     }
+    check_alignment(req, logical_block, &logical_block_source)?;
+    Ok(Target {
+        file,
+        path: path.to_path_buf(),
+        is_device,
+        region_len: region / req.block * req.block,
+        block_device,
+        logical_block,
+        logical_block_source,
+        mark,
+        created,
+    })
+}
+
+/// O_DIRECT needs `--bs` and `--offset` aligned to the logical block size;
+/// checked before anything is created or opened for writing.
+fn check_alignment(
+    req: &OpenRequest,
+    logical_block: u64,
+    logical_block_source: &str,
+) -> Result<()> {
     if req.direct {
         if !req.block.is_multiple_of(logical_block) {
             return Err(input_error(format!(
@@ -276,17 +321,7 @@ fn finish(
             )));
         }
     }
-    Ok(Target {
-        file,
-        path: path.to_path_buf(),
-        is_device,
-        region_len: region / req.block * req.block,
-        block_device,
-        logical_block,
-        logical_block_source,
-        mark,
-        created,
-    })
+    Ok(())
 }
 
 /// Writes `from..to` of `path` with random data (buffered, then fsync).

@@ -1,0 +1,673 @@
+//! `cauda disk`: engine correctness, the safety refusals, bad input, the
+//! rate-mode backlog and `analyze` of a real run.
+//!
+//! Tests that need root and loop devices (`losetup`, `mkfs.ext4`, `mount`)
+//! print why they are skipped where those are missing; every loop device
+//! and mount they make is removed again, also when an assertion fails.
+
+mod common;
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use cauda::probe::disk::engine::{Dir, Engine, EngineKind, Op};
+use cauda::probe::disk::measure::{Job, JobStats, SeriesMap};
+use cauda::probe::disk::target::{self, OpenRequest, TargetSpec};
+use cauda::probe::disk::workload::{Distribution, Rw, Workload, WorkloadSpec};
+use cauda::probe::disk::{AnyEngine, make_engine};
+use cauda::record::{Arrivals, FakeClock, Schedule, StopFlag};
+use common::{cauda, refused};
+use serde_json::Value;
+
+fn request(path: &Path, writes: bool) -> OpenRequest {
+    OpenRequest {
+        spec: TargetSpec::File(path.to_path_buf()),
+        writes,
+        direct: true,
+        size: Some(1 << 20),
+        offset: 0,
+        block: 4096,
+        force: false,
+        force_destroy_data: false,
+        seed: 5,
+    }
+}
+
+fn run_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Writes distinct random blocks with one engine, reads them back with the
+/// other, and compares every byte.
+fn write_then_read(writer: EngineKind, reader: EngineKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.dat");
+    let target = target::open(&request(&path, true)).unwrap();
+    assert!(target.created);
+    let depth = 4;
+    let mut w = make_engine(
+        writer,
+        &target,
+        if writer == EngineKind::Psync {
+            1
+        } else {
+            depth
+        },
+        4096,
+        11,
+    )
+    .unwrap();
+    let mut r = make_engine(
+        reader,
+        &target,
+        if reader == EngineKind::Psync {
+            1
+        } else {
+            depth
+        },
+        4096,
+        99,
+    )
+    .unwrap();
+    let offsets: Vec<u64> = (0..32).map(|i| ((i * 37) % 256) * 4096).collect();
+    let mut written = Vec::new();
+    let mut done = Vec::new();
+    for (i, &offset) in offsets.iter().enumerate() {
+        let slot = i % w.depth();
+        let block: Vec<u8> = (0..4096)
+            .map(|b| (b as u64 * 31 + i as u64 * 7 + offset) as u8)
+            .collect();
+        w.buffer_mut(slot).copy_from_slice(&block);
+        w.queue(Op {
+            dir: Dir::Write,
+            offset,
+            slot,
+        })
+        .unwrap();
+        written.push(block);
+        if slot + 1 == w.depth() || i + 1 == offsets.len() {
+            let want = slot + 1;
+            while done.len() < want {
+                w.submit(want - done.len(), None, &mut done).unwrap();
+            }
+            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+            done.clear();
+        }
+    }
+    for (i, &offset) in offsets.iter().enumerate() {
+        r.queue(Op {
+            dir: Dir::Read,
+            offset,
+            slot: 0,
+        })
+        .unwrap();
+        while done.is_empty() {
+            r.submit(1, None, &mut done).unwrap();
+        }
+        assert_eq!(done[0].result, 4096);
+        done.clear();
+        assert!(
+            r.buffer_mut(0) == written[i].as_slice(),
+            "block {i} at {offset} differs"
+        );
+    }
+    if let AnyEngine::Uring(u) = &w {
+        eprintln!("io_uring fixed buffers: {}", u.fixed_buffers());
+    }
+}
+
+#[test]
+fn io_uring_writes_what_psync_reads_and_back() {
+    write_then_read(EngineKind::IoUring, EngineKind::Psync);
+    write_then_read(EngineKind::Psync, EngineKind::IoUring);
+    write_then_read(EngineKind::IoUring, EngineKind::IoUring);
+}
+
+#[test]
+fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.dat");
+    let run = |engine: &str, rw: &str, out: &str| {
+        cauda()
+            .args(["disk", "--file"])
+            .arg(&file)
+            .args([
+                "--size", "256k", "--rw", rw, "--engine", engine, "--verify", "42",
+            ])
+            .args(["--runtime", "300ms", "-q", "-o"])
+            .arg(dir.path().join(out))
+            .assert()
+    };
+    // Sequential writes cover all 64 blocks many times over in 300 ms.
+    run("psync", "write", "w.json").success();
+    run("io_uring", "randread", "r1.json").success();
+    let r1 = run_json(&dir.path().join("r1.json"));
+    assert!(r1["disk"]["ios"]["read"].as_u64().unwrap() > 64);
+    assert_eq!(r1["faults"], serde_json::json!({}));
+    // Another tool rewrites one block: the mark stays, the check fails.
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[5 * 4096 + 17] ^= 0xFF;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+        .unwrap();
+    run("io_uring", "read", "r2.json")
+        .code(1)
+        .stderr(predicates::str::contains("did not hold the pattern"));
+    let r2 = run_json(&dir.path().join("r2.json"));
+    assert!(r2["faults"]["read verify-mismatch"].as_u64().unwrap() >= 1);
+    // Writes are still allowed: the file is still cauda's.
+    run("io_uring", "randwrite", "w2.json").success();
+}
+
+#[test]
+fn an_open_loop_stall_shows_as_its_backlog() {
+    // 1000/s for 2 s through psync on a real file, with the clock frozen
+    // for 500 ms at t = 0.5 s (as SIGSTOP would).
+    let dir = tempfile::tempdir().unwrap();
+    let t = target::open(&request(&dir.path().join("s.dat"), false)).unwrap();
+    let mut engine = make_engine(EngineKind::Psync, &t, 1, 4096, 1).unwrap();
+    let spec = WorkloadSpec {
+        rw: Rw::Randread,
+        read_pct: 100,
+        distribution: Distribution::Uniform,
+        region_start: 0,
+        region_len: t.region_len,
+        block: 4096,
+        fsync_every: 0,
+    };
+    let mut workload = Workload::new(&spec, 0, 1, 3);
+    let clock = FakeClock::new(0, 20_000);
+    clock.stall_at(500_000_000, 500_000_000);
+    let mut values: Vec<(u64, usize, u64)> = Vec::new();
+    let mut stats = JobStats::default();
+    let stop = StopFlag::new();
+    let mut map = SeriesMap::default();
+    map.latency[0] = Some(0);
+    map.service[0] = Some(1);
+    let mut job = Job {
+        engine: &mut engine,
+        workload: &mut workload,
+        sink: &mut values,
+        series: map,
+        stats: &mut stats,
+        verify: None,
+        stop: &stop,
+    };
+    let mut schedule = Schedule::new(0, 1_000_000.0, Arrivals::Uniform, 1);
+    job.open_loop(&clock, &mut schedule, 2_000_000_000).unwrap();
+
+    let latency: Vec<u64> = values.iter().filter(|v| v.1 == 0).map(|v| v.2).collect();
+    let service: Vec<u64> = values.iter().filter(|v| v.1 == 1).map(|v| v.2).collect();
+    assert_eq!(
+        latency.len(),
+        1_999,
+        "every intended start is measured, none skipped"
+    );
+    assert_eq!(stats.ios[0], 1_999);
+    let late: Vec<u64> = latency.iter().copied().filter(|&v| v > 20_000).collect();
+    assert!(
+        (499..=501).contains(&late.len()),
+        "backlog of {}",
+        late.len()
+    );
+    assert!(
+        late[0] >= 500_000_000,
+        "the first carries the whole stall: {}",
+        late[0]
+    );
+    assert!(
+        late.windows(2).all(|w| w[1] < w[0]),
+        "the backlog drains one period at a time"
+    );
+    let mut sorted = latency.clone();
+    sorted.sort_unstable();
+    let p99 = sorted[sorted.len() * 99 / 100];
+    assert!(p99 >= 100_000_000, "p99 {p99} carries the stall");
+    // Service time never saw the stall: the fake clock does not move during I/O.
+    assert!(service.iter().all(|&v| v == 0));
+}
+
+#[test]
+fn a_real_short_run_analyses_and_matches_its_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(dir.path().join("a.dat"))
+        .args([
+            "--size",
+            "8M",
+            "--rw",
+            "randrw",
+            "--mix",
+            "70",
+            "--iodepth",
+            "4",
+            "--jobs",
+            "2",
+        ])
+        .args([
+            "--fsync",
+            "16",
+            "--runtime",
+            "1500ms",
+            "--interval-length",
+            "500ms",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = run_json(&out);
+    assert_eq!(run["probe"], "disk");
+    assert_eq!(run["load"], "closed-loop");
+    let tags: Vec<&str> = run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["read", "write", "fsync"]);
+    let disk = &run["disk"];
+    assert_eq!(disk["engine"], "io_uring");
+    let summaries = common::summaries(&out, &[]);
+    for dir in ["read", "write", "fsync"] {
+        let s = common::series(&summaries, dir);
+        assert_eq!(
+            s["count"], disk["ios"][dir],
+            "{dir}: analyze and the run agree"
+        );
+    }
+    let reads = disk["ios"]["read"].as_f64().unwrap();
+    let writes = disk["ios"]["write"].as_f64().unwrap();
+    let share = reads / (reads + writes);
+    assert!((0.6..0.8).contains(&share), "--mix 70 gave {share}");
+    // Interval counts add up to the totals; rates are counts over lengths.
+    let intervals = disk["intervals"].as_array().unwrap();
+    let counted: u64 = intervals.iter().map(|i| i["ios"].as_u64().unwrap()).sum();
+    assert_eq!(counted as f64, reads + writes);
+    for i in intervals {
+        let rate = i["ios"].as_f64().unwrap() / (i["length_ns"].as_f64().unwrap() / 1e9);
+        assert!((rate - i["iops"].as_f64().unwrap()).abs() < 1e-6 * rate.max(1.0));
+        assert_eq!(
+            i["bandwidth_bytes_per_s"].as_f64().unwrap(),
+            i["iops"].as_f64().unwrap() * 4096.0
+        );
+    }
+    assert!(disk["cpu"]["jobs_per_io_ns"].as_f64().unwrap() > 0.0);
+    let wa = &disk["write_amplification"];
+    assert!(wa["stack"]["factor"].as_f64().is_some() || wa["stack"]["not_available"].is_string());
+    assert!(wa["device"]["not_available"].as_str().unwrap().len() > 5);
+}
+
+#[test]
+fn rate_mode_labels_latency_and_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(dir.path().join("r.dat"))
+        .args([
+            "--size",
+            "4M",
+            "--rate",
+            "500/s",
+            "--runtime",
+            "1s",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = run_json(&out);
+    assert_eq!(run["load"], "open-loop");
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series[0]["tag"], "read");
+    assert_eq!(series[0]["measured_from"], "intended-start");
+    assert_eq!(series[1]["tag"], "read.service");
+    assert_eq!(series[1]["measured_from"], "actual-start");
+    let n = run["disk"]["ios"]["read"].as_u64().unwrap();
+    assert!((400..=500).contains(&n), "500/s for 1 s gave {n}");
+}
+
+#[test]
+fn writes_to_a_file_cauda_did_not_create_need_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("theirs.dat");
+    let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+    std::fs::write(&file, &data).unwrap();
+    let args = |rw: &str| -> Vec<String> {
+        [
+            "disk",
+            "--file",
+            file.to_str().unwrap(),
+            "--rw",
+            rw,
+            "--runtime",
+            "200ms",
+            "-q",
+            "-o",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([dir.path().join(format!("{rw}.json")).display().to_string()])
+        .collect()
+    };
+    refused(&args("randwrite"), "cauda did not create it");
+    refused(&args("randrw"), "pass --force");
+    assert_eq!(std::fs::read(&file).unwrap(), data, "untouched");
+    // Reads are always allowed.
+    cauda().args(args("randread")).assert().success();
+    let mut forced = args("write");
+    forced.push("--force".into());
+    cauda().args(&forced).assert().success();
+    assert_ne!(std::fs::read(&file).unwrap(), data);
+}
+
+#[test]
+fn bad_input_is_refused_with_what_to_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("b.dat");
+    let f = f.to_str().unwrap();
+    refused(
+        &["disk", "--file", f, "--size", "1M", "--bs", "1000"],
+        "--bs 1000: O_DIRECT needs a multiple",
+    );
+    refused(
+        &["disk", "--file", f, "--size", "2k", "--bs", "4k"],
+        "smaller than --bs",
+    );
+    refused(
+        &["disk", "--file", f, "--mix", "70"],
+        "--mix sets the share of reads of --rw randrw",
+    );
+    refused(
+        &["disk", "--file", f, "--rw", "randrw", "--mix", "101"],
+        "101",
+    );
+    refused(
+        &["disk", "--file", f, "--fsync", "4"],
+        "--fsync needs a workload that writes",
+    );
+    refused(
+        &["disk", "--file", f, "--engine", "psync", "--iodepth", "8"],
+        "--engine psync runs one I/O at a time",
+    );
+    refused(
+        &["disk", "--file", f, "--device", "/dev/null"],
+        "cannot be used with",
+    );
+    refused(
+        &["disk", "--device", "/dev/cauda-no-such-disk"],
+        "does not exist",
+    );
+    refused(&["disk", "--device", f, "--size", "1M"], "does not exist");
+    refused(&["disk", "--device", "/dev/null"], "not a block device");
+    refused(&["disk", "--file", f, "--random", "zipf:1"], "zipf:THETA");
+    assert!(
+        !Path::new(f).exists(),
+        "nothing was created by refused runs"
+    );
+}
+
+#[test]
+fn a_filesystem_refusing_o_direct_suggests_buffered() {
+    // ramfs refuses O_DIRECT (tmpfs accepts it since Linux 6.6).
+    if sh("id", &["-u"]).ok().as_deref() != Some("0") {
+        eprintln!("skipped: mounting ramfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path().join("ram");
+    std::fs::create_dir(&at).unwrap();
+    sh("mount", &["-t", "ramfs", "ramfs", at.to_str().unwrap()]).unwrap();
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = sh("umount", &[self.0.to_str().unwrap()]);
+        }
+    }
+    let _guard = Unmount(at.clone());
+    let f = at.join("t.dat");
+    let out = dir.path().join("o.json");
+    let f = f.to_str().unwrap();
+    let direct = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(at.join("probe"));
+    assert!(direct.is_err(), "ramfs took O_DIRECT");
+    refused(
+        &[
+            "disk",
+            "--file",
+            f,
+            "--size",
+            "1M",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        "add --buffered",
+    );
+    assert!(
+        !Path::new(f).exists(),
+        "the file made for the refused run is gone"
+    );
+    cauda()
+        .args([
+            "disk",
+            "--file",
+            f,
+            "--size",
+            "1M",
+            "--buffered",
+            "--runtime",
+            "200ms",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+}
+
+/// A loop device over a temp file, optionally with ext4 and mounted;
+/// detached (and unmounted) on drop.
+struct Loop {
+    dev: String,
+    mount: Option<PathBuf>,
+    dir: tempfile::TempDir,
+}
+
+fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Process::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Loop {
+    /// `None` (with the reason printed) where root or the tools are missing.
+    fn new(size_mb: u64, ext4: bool) -> Option<Loop> {
+        if sh("id", &["-u"]).ok().as_deref() != Some("0") {
+            eprintln!("skipped: needs root for loop devices");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let backing = dir.path().join("backing.img");
+        std::fs::File::create(&backing)
+            .unwrap()
+            .set_len(size_mb << 20)
+            .unwrap();
+        if ext4 {
+            if let Err(e) = sh("mkfs.ext4", &["-q", "-F", backing.to_str().unwrap()]) {
+                eprintln!("skipped: {e}");
+                return None;
+            }
+        }
+        match sh("losetup", &["-f", "--show", backing.to_str().unwrap()]) {
+            Ok(dev) => Some(Loop {
+                dev,
+                mount: None,
+                dir,
+            }),
+            Err(e) => {
+                eprintln!("skipped: no loop device ({e})");
+                None
+            }
+        }
+    }
+
+    fn backing(&self) -> Vec<u8> {
+        std::fs::read(self.dir.path().join("backing.img")).unwrap()
+    }
+
+    fn mount(&mut self, options: &str) -> PathBuf {
+        let at = self.dir.path().join("mnt");
+        std::fs::create_dir_all(&at).unwrap();
+        sh("mount", &["-o", options, &self.dev, at.to_str().unwrap()]).unwrap();
+        self.mount = Some(at.clone());
+        at
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        if let Some(at) = &self.mount {
+            let _ = sh("umount", &[at.to_str().unwrap()]);
+        }
+        let _ = sh("losetup", &["-d", &self.dev]);
+    }
+}
+
+fn disk_on(dev: &str, rw: &str, extra: &[&str], out: &Path) -> assert_cmd::assert::Assert {
+    cauda()
+        .args([
+            "disk",
+            "--device",
+            dev,
+            "--rw",
+            rw,
+            "--runtime",
+            "200ms",
+            "-q",
+        ])
+        .args(extra)
+        .arg("-o")
+        .arg(out)
+        .assert()
+}
+
+#[test]
+fn a_device_with_a_filesystem_is_refused_and_left_untouched() {
+    let Some(lo) = Loop::new(32, true) else {
+        return;
+    };
+    let out = lo.dir.path().join("o.json");
+    let before = lo.backing();
+    disk_on(&lo.dev, "randwrite", &[], &out)
+        .code(2)
+        .stderr(predicates::str::contains("an ext2/3/4 filesystem"))
+        .stderr(predicates::str::contains("--force-destroy-data"));
+    disk_on(&lo.dev, "write", &["--precondition", "1"], &out).code(2);
+    assert!(lo.backing() == before, "the device is untouched");
+    disk_on(&lo.dev, "randread", &[], &out).success();
+    disk_on(&lo.dev, "randwrite", &["--force-destroy-data"], &out).success();
+    assert!(lo.backing() != before, "forced, the run wrote");
+}
+
+#[test]
+fn a_blank_device_may_be_written_and_a_mounted_one_not() {
+    let Some(blank) = Loop::new(16, false) else {
+        return;
+    };
+    let out = blank.dir.path().join("o.json");
+    disk_on(&blank.dev, "randwrite", &["--iodepth", "8"], &out).success();
+    let run = run_json(&out);
+    assert_eq!(run["disk"]["is_device"], true);
+    assert!(run["disk"]["ios"]["write"].as_u64().unwrap() > 0);
+    assert_eq!(run["disk"]["logical_block"], 512);
+
+    let Some(mut fs) = Loop::new(32, true) else {
+        return;
+    };
+    let at = fs.mount("rw");
+    let out = fs.dir.path().join("o.json");
+    disk_on(&fs.dev, "randwrite", &["--force-destroy-data"], &out)
+        .code(2)
+        .stderr(predicates::str::contains("busy"));
+    disk_on(&fs.dev, "randwrite", &[], &out)
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "mounted on {}",
+            at.display()
+        )));
+}
+
+#[test]
+fn read_only_and_full_filesystems() {
+    let Some(mut lo) = Loop::new(16, true) else {
+        return;
+    };
+    let at = lo.mount("ro");
+    let out = lo.dir.path().join("o.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(at.join("new.dat"))
+        .args(["--size", "1M", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("read-only"));
+    sh("mount", &["-o", "remount,rw", at.to_str().unwrap()]).unwrap();
+    // A sparse file larger than the filesystem: writes allocate until ENOSPC.
+    let sparse = at.join("sparse.dat");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    cauda()
+        .args(["disk", "--file"])
+        .arg(&sparse)
+        .args([
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--force",
+            "--runtime",
+            "20s",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("the disk is full (ENOSPC)"))
+        .stderr(predicates::str::contains("saved in"));
+    let run = run_json(&out);
+    assert!(run["faults"]["write ENOSPC"].as_u64().unwrap() >= 1);
+    assert!(
+        run["disk"]["ios"]["write"].as_u64().unwrap() >= 5,
+        "what was written before is kept"
+    );
+    assert_eq!(run["interrupted"], false);
+    assert!(
+        run["duration_ns"].as_u64().unwrap() < 20_000_000_000,
+        "stopped early"
+    );
+}
