@@ -513,11 +513,9 @@ impl Loop {
             .unwrap()
             .set_len(size_mb << 20)
             .unwrap();
-        if ext4 {
-            if let Err(e) = sh("mkfs.ext4", &["-q", "-F", backing.to_str().unwrap()]) {
-                eprintln!("skipped: {e}");
-                return None;
-            }
+        if ext4 && let Err(e) = sh("mkfs.ext4", &["-q", "-F", backing.to_str().unwrap()]) {
+            eprintln!("skipped: {e}");
+            return None;
         }
         match sh("losetup", &["-f", "--show", backing.to_str().unwrap()]) {
             Ok(dev) => Some(Loop {
