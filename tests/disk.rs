@@ -264,6 +264,17 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
         .success();
     let run = run_json(&out);
     assert_eq!(run["probe"], "disk");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/run.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&run).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(run["load"], "closed-loop");
     let tags: Vec<&str> = run["series"]
         .as_array()

@@ -41,7 +41,20 @@ impl Ring {
     pub fn new(file: File, buffers: IoBuffers) -> io::Result<Ring> {
         let depth = buffers.depth();
         let entries = (depth as u32).next_power_of_two().max(1);
-        let ring = IoUring::builder().build(entries)?;
+        // One thread submits and reaps (the job that created the ring), so
+        // completions can wait for its next io_uring_enter instead of
+        // interrupting it (Linux 6.1+; plain setup before that).
+        let ring = match IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+        {
+            Ok(ring) => ring,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                IoUring::builder().build(entries)?
+            }
+            Err(e) => return Err(e),
+        };
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         let mut ring = Ring {
             ring,

@@ -691,6 +691,20 @@ mod tests {
     }
 
     #[test]
+    fn the_registry_knows_a_file_by_device_and_inode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"x").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        let line = format!("{} {} {}\n", meta.dev(), meta.ino(), path.display());
+        assert!(registry_lists(&format!("1 2 /elsewhere\n{line}"), &meta));
+        // Renamed or rewritten, the inode is the same; another inode is not ours.
+        let other = format!("{} {} {}\n", meta.dev(), meta.ino() + 1, path.display());
+        assert!(!registry_lists(&other, &meta));
+        assert!(!registry_lists("", &meta));
+    }
+
+    #[test]
     fn mountinfo_lines_are_matched_by_device() {
         let info = "22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
                     40 22 7:3 / /mnt/x rw - ext4 /dev/loop3 rw\n";
