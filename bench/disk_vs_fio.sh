@@ -107,6 +107,17 @@ elif f == "cpu_per_io_jobs": print(disk["cpu"]["jobs_per_io_ns"])
 PY
 }
 
+# Median of per-round ratios a[i]/b[i] (pairs measured back to back, so
+# slow drift of a loaded machine cancels better than in a ratio of medians).
+paired() { # "a1 a2 …" "b1 b2 …"
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        n = split(a, x, " "); split(b, y, " ");
+        for (i = 1; i <= n; i++) r[i] = x[i] / y[i];
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+        printf "%.3f", (n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2)
+    }'
+}
+
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a/b}'; }
 
@@ -186,6 +197,8 @@ row "cauda p50 / p99" "$(us "$(median "${A_C50[@]}")") / $(us "$(median "${A_C99
 row "ratio cauda/fio p50 (goal <= 1.03)" "$(ratio "$(median "${A_C50[@]}")" "$(median "${A_FIO50[@]}")")"
 row "ratio cauda/fio p99 (goal 0.90-1.10)" "$(ratio "$(median "${A_C99[@]}")" "$(median "${A_FIO99[@]}")")"
 row "ratio cauda/fio-lat p50, p99 (like for like)" "$(ratio "$(median "${A_C50[@]}")" "$(median "${A_FIOLAT50[@]}")"), $(ratio "$(median "${A_C99[@]}")" "$(median "${A_FIOLAT99[@]}")")"
+row "paired per-round ratio p50: vs clat, vs lat" "$(paired "${A_C50[*]}" "${A_FIO50[*]}"), $(paired "${A_C50[*]}" "${A_FIOLAT50[*]}")"
+row "paired per-round ratio p99: vs clat, vs lat" "$(paired "${A_C99[*]}" "${A_FIO99[*]}"), $(paired "${A_C99[*]}" "${A_FIOLAT99[*]}")"
 row "per round fio p50" "${A_FIO50[*]}"
 row "per round cauda p50" "${A_C50[*]}"
 echo
@@ -194,10 +207,14 @@ row "fio IOPS / CPU per I/O" "$(int "$(median "${B_FIOIOPS[@]}")") / $(int "$(me
 row "cauda IOPS / CPU per I/O (process)" "$(int "$(median "${B_CIOPS[@]}")") / $(int "$(median "${B_CCPU[@]}")") ns (I/O thread only: $(int "$(median "${B_CCPUJ[@]}")") ns)"
 row "ratio IOPS cauda/fio (goal >= 0.97)" "$(ratio "$(median "${B_CIOPS[@]}")" "$(median "${B_FIOIOPS[@]}")")"
 row "ratio CPU/I/O cauda/fio (goal <= 1.0)" "$(ratio "$(median "${B_CCPU[@]}")" "$(median "${B_FIOCPU[@]}")")"
+row "paired per-round ratio IOPS, CPU/I/O" "$(paired "${B_CIOPS[*]}" "${B_FIOIOPS[*]}"), $(paired "${B_CCPU[*]}" "${B_FIOCPU[*]}")"
 row "per round fio IOPS" "$(for v in "${B_FIOIOPS[@]}"; do int "$v"; printf ' '; done)"
 row "per round cauda IOPS" "$(for v in "${B_CIOPS[@]}"; do int "$v"; printf ' '; done)"
+row "per round fio CPU/I/O ns" "$(for v in "${B_FIOCPU[@]}"; do int "$v"; printf ' '; done)"
+row "per round cauda CPU/I/O ns" "$(for v in "${B_CCPU[@]}"; do int "$v"; printf ' '; done)"
 echo
 echo "C. randread at 1000/s, process frozen 500 ms at t=2 s (medians over rounds)"
 row "fio clat p99 / max (lat max)" "$(us "$(median "${C_FIO99[@]}")") / $(us "$(median "${C_FIOMAX[@]}")") ($(us "$(median "${C_FIOLATMAX[@]}")"))"
 row "cauda p99 / max (from intended start)" "$(us "$(median "${C_C99[@]}")") / $(us "$(median "${C_CMAX[@]}")")"
+row "per round fio max, cauda p99 (us)" "$(for v in "${C_FIOMAX[@]}"; do us "$v"; printf ', '; done)/ $(for v in "${C_C99[@]}"; do us "$v"; printf ', '; done)"
 row "cauda p99 >= 100 ms" "$(awk -v v="$(median "${C_C99[@]}")" 'BEGIN {print (v >= 100e6 ? "MET" : "NOT MET")}')"

@@ -381,6 +381,8 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         Mutex::new((0..config.jobs).map(|_| None).collect());
     let stats: Mutex<Vec<JobStats>> = Mutex::new(Vec::new());
     let period_ns = config.rate_per_s.map(|r| 1e9 * config.jobs as f64 / r);
+    // Uniform schedules of the jobs are spread over one period, not in step.
+    let phase = |job: usize, period: f64| (period * job as f64 / config.jobs as f64) as u64;
     let job_seed = |job: usize| {
         config
             .seed
@@ -414,7 +416,8 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
             match period_ns {
                 None => job_state.closed_loop(&clock, start + config.ramp_ns),
                 Some(p) => {
-                    let mut schedule = Schedule::new(start, p, config.arrivals, job_seed(job));
+                    let mut schedule =
+                        Schedule::new(start + phase(job, p), p, config.arrivals, job_seed(job));
                     job_state.open_loop(&clock, &mut schedule, start + config.ramp_ns)
                 }
             }
@@ -442,7 +445,8 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         let outcome = match period_ns {
             None => job_state.closed_loop(&clock, end),
             Some(p) => {
-                let mut schedule = Schedule::new(start, p, config.arrivals, job_seed(job));
+                let mut schedule =
+                    Schedule::new(start + phase(job, p), p, config.arrivals, job_seed(job));
                 job_state.open_loop(&clock, &mut schedule, end)
             }
         };

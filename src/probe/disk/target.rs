@@ -277,7 +277,17 @@ fn finish(
         )));
     }
     let available = len - req.offset;
-    let region = req.size.unwrap_or(available).min(available);
+    if let Some(size) = req.size
+        && size > available
+    {
+        return Err(input_error(format!(
+            "--size {size}: {flag} {} has only {available} bytes after --offset {}; give a \
+             smaller --size",
+            path.display(),
+            req.offset
+        )));
+    }
+    let region = req.size.unwrap_or(available);
     if region < req.block {
         return Err(input_error(format!(
             "--size {region} is smaller than --bs {}: not one block fits; raise --size or lower --bs",
