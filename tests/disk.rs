@@ -555,7 +555,19 @@ impl Loop {
 impl Drop for Loop {
     fn drop(&mut self) {
         if let Some(at) = &self.mount {
-            let _ = sh("umount", &[at.to_str().unwrap()]);
+            // The kernel drops an exited process's io_uring file references
+            // asynchronously, so the mount can be busy for a moment.
+            let at = at.to_str().unwrap();
+            let mut tries = 0;
+            while let Err(e) = sh("umount", &[at]) {
+                tries += 1;
+                if tries == 50 {
+                    eprintln!("cleanup: {e}; detaching lazily");
+                    let _ = sh("umount", &["-l", at]);
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
         }
         let _ = sh("losetup", &["-d", &self.dev]);
     }
