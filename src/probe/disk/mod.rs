@@ -9,9 +9,11 @@
 
 pub mod args;
 pub mod engine;
+pub mod mark;
 pub mod measure;
 pub mod nvme;
 pub mod report;
+pub mod safety;
 pub mod sys;
 pub mod target;
 pub mod wa;

@@ -1,33 +1,27 @@
-//! The target: opening the file or device, cauda's own mark, and the
-//! safety refusals that keep a write run away from data.
+//! The target: opening the file or device after the safety checks
+//! ([`super::mark`] for files, [`super::safety`] for devices), creating and
+//! marking a file cauda owns, and finding the logical block size O_DIRECT
+//! must be aligned to.
 //!
-//! - A file cauda creates is filled with random data and marked as cauda's
-//!   with the extended attribute `user.cauda`. The mark lives in the inode,
-//!   not the contents, so fio (or anything) may rewrite the data and cauda
-//!   still knows the file is its own. Where the filesystem has no user
-//!   xattrs, the file's (device, inode) goes in a registry file instead
-//!   (`$XDG_STATE_HOME/cauda/own-files`, else `~/.local/state/cauda/own-files`).
-//! - Writing to an existing file without the mark needs `--force`.
-//! - Writing to a block device is refused when it holds a partition table,
-//!   a filesystem or volume signature, has holders (device mapper, md,
-//!   bcache), partitions, a mount or active swap — unless
-//!   `--force-destroy-data`. Every check only reads; a refused run leaves
-//!   the target untouched.
+//! - Writing to an existing file without cauda's mark needs `--force`.
+//! - Writing to a block device holding data needs `--force-destroy-data`.
+//! - Every refusal happens before the target is opened for writing, so a
+//!   refused run leaves it untouched.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::sys;
+use super::mark::{read_mark, write_mark};
+use super::safety::data_on_device;
 use crate::error::input_error;
 
 /// The extended attribute that marks a file as cauda's own.
-pub const MARK_XATTR: &str = "user.cauda";
-const MARK_VALUE: &[u8] = b"cauda disk target/1";
+pub use super::mark::MARK_XATTR;
 
 /// What to open.
 #[derive(Clone, Debug, Serialize)]
@@ -374,80 +368,6 @@ fn create_file(path: &Path, size: u64, seed: u64) -> Result<()> {
     Ok(())
 }
 
-fn registry_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/state")))?;
-    Some(base.join("cauda/own-files"))
-}
-
-/// The registry line for a file: "DEV INODE PATH".
-fn registry_key(meta: &std::fs::Metadata) -> String {
-    format!("{} {}", meta.dev(), meta.ino())
-}
-
-/// Whether `registry` lists the file of `meta`.
-pub fn registry_lists(registry: &str, meta: &std::fs::Metadata) -> bool {
-    let key = registry_key(meta);
-    registry
-        .lines()
-        .any(|l| l.splitn(3, ' ').take(2).collect::<Vec<_>>().join(" ") == key)
-}
-
-/// How `file` is marked as cauda's, if it is.
-pub fn read_mark(file: &File, path: &Path) -> Mark {
-    if let Ok(Some(value)) = sys::get_xattr(file, MARK_XATTR)
-        && value == MARK_VALUE
-    {
-        return Mark::Xattr;
-    }
-    let (Some(registry), Ok(meta)) = (registry_path(), file.metadata()) else {
-        return Mark::None;
-    };
-    let _ = path;
-    match std::fs::read_to_string(registry) {
-        Ok(text) if registry_lists(&text, &meta) => Mark::Registry,
-        _ => Mark::None,
-    }
-}
-
-/// Marks a file cauda just created: the xattr, else the registry.
-fn write_mark(file: &File, path: &Path) -> Result<Mark> {
-    match sys::set_xattr(file, MARK_XATTR, MARK_VALUE) {
-        Ok(()) => return Ok(Mark::Xattr),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EPERM)) => {}
-        Err(e) => {
-            return Err(anyhow::Error::new(e)
-                .context(format!("cannot mark {} as cauda's own", path.display())));
-        }
-    }
-    let registry = registry_path().ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: the filesystem has no user extended attributes and neither XDG_STATE_HOME \
-             nor HOME is set, so cauda cannot remember the file is its own",
-            path.display()
-        )
-    })?;
-    if let Some(dir) = registry.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let meta = file.metadata()?;
-    let line = format!(
-        "{} {}\n",
-        registry_key(&meta),
-        std::fs::canonicalize(path)
-            .unwrap_or(path.to_path_buf())
-            .display()
-    );
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&registry)
-        .and_then(|mut f| f.write_all(line.as_bytes()))
-        .with_context(|| format!("cannot record the file in {}", registry.display()))?;
-    Ok(Mark::Registry)
-}
-
 /// `/sys/dev/block/MAJ:MIN`, if that block device exists.
 pub fn sysfs_block_dir(dev: (u32, u32)) -> Option<PathBuf> {
     let dir = PathBuf::from(format!("/sys/dev/block/{}:{}", dev.0, dev.1));
@@ -538,187 +458,4 @@ fn device_len(file: &File) -> std::io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let mut f = file.try_clone()?;
     f.seek(SeekFrom::End(0))
-}
-
-/// What a device holds that a write would destroy: signatures, partitions,
-/// holders, mounts and swap. Empty when it looks blank.
-pub fn data_on_device(path: &Path, dev: (u32, u32)) -> Result<Vec<String>> {
-    let mut found = Vec::new();
-    let mut head = vec![0u8; 128 * 1024];
-    let mut file = File::open(path).map_err(|e| io_to_input(e, "--device", path))?;
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        }
-    }
-    head.truncate(n);
-    found.extend(signatures(&head).into_iter().map(String::from));
-    if let Some(dir) = sysfs_block_dir(dev) {
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if let Ok(holders) = std::fs::read_dir(dir.join("holders")) {
-            let names: Vec<String> = holders
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            if !names.is_empty() {
-                found.push(format!("held by {}", names.join(", ")));
-            }
-        }
-        if let Ok(children) = std::fs::read_dir(&dir) {
-            let parts: Vec<String> = children
-                .flatten()
-                .filter(|e| e.path().join("partition").exists())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            if !parts.is_empty() {
-                found.push(format!("partitions {}", parts.join(", ")));
-            }
-        }
-        let mut devs = vec![dev];
-        devs.extend(partition_devs(&dir));
-        if let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") {
-            for (mount, d) in mounts_of(&info, &devs) {
-                found.push(format!(
-                    "{} mounted on {mount}",
-                    if d == dev {
-                        name.clone()
-                    } else {
-                        format!("{}:{}", d.0, d.1)
-                    }
-                ));
-            }
-        }
-        if let Ok(swaps) = std::fs::read_to_string("/proc/swaps") {
-            let canonical = std::fs::canonicalize(path).unwrap_or(path.to_path_buf());
-            if swaps
-                .lines()
-                .skip(1)
-                .any(|l| l.split_whitespace().next().map(Path::new) == Some(canonical.as_path()))
-            {
-                found.push("active swap".into());
-            }
-        }
-    }
-    Ok(found)
-}
-
-fn partition_devs(dir: &Path) -> Vec<(u32, u32)> {
-    let Ok(children) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    children
-        .flatten()
-        .filter(|e| e.path().join("partition").exists())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("dev")).ok())
-        .filter_map(|s| parse_dev(s.trim()))
-        .collect()
-}
-
-fn parse_dev(text: &str) -> Option<(u32, u32)> {
-    let (a, b) = text.split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
-}
-
-/// Mount points in `/proc/self/mountinfo` text whose device is one of `devs`.
-pub fn mounts_of(mountinfo: &str, devs: &[(u32, u32)]) -> Vec<(String, (u32, u32))> {
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split(' ');
-            let dev = parse_dev(fields.nth(2)?)?;
-            let mount = fields.nth(1)?;
-            devs.contains(&dev).then(|| (mount.to_string(), dev))
-        })
-        .collect()
-}
-
-/// The signatures found in a device's first bytes (at least 128 KiB for
-/// btrfs), by the magic numbers of each format's specification.
-pub fn signatures(head: &[u8]) -> Vec<&'static str> {
-    let at = |offset: usize, magic: &[u8]| head.get(offset..offset + magic.len()) == Some(magic);
-    let mut found = Vec::new();
-    // ext2/3/4: superblock at 1024, s_magic 0xEF53 (LE) at byte 56.
-    if at(1024 + 56, &[0x53, 0xEF]) {
-        found.push("an ext2/3/4 filesystem");
-    }
-    if at(0, b"XFSB") {
-        found.push("an XFS filesystem");
-    }
-    // btrfs: superblock at 64 KiB, magic "_BHRfS_M" at byte 64.
-    if at(0x10040, b"_BHRfS_M") {
-        found.push("a btrfs filesystem");
-    }
-    // swap: the signature ends the first page, whatever the page size.
-    if [4096usize, 8192, 16384, 65536]
-        .iter()
-        .any(|&page| at(page - 10, b"SWAPSPACE2") || at(page - 10, b"SWAP-SPACE"))
-    {
-        found.push("a swap area");
-    }
-    // GPT header "EFI PART" in LBA 1 (512- or 4096-byte sectors).
-    if at(512, b"EFI PART") || at(4096, b"EFI PART") {
-        found.push("a GPT partition table");
-    }
-    if at(510, &[0x55, 0xAA]) {
-        found.push("an MBR partition table or boot sector (0x55AA)");
-    }
-    if at(0, b"LUKS\xba\xbe") {
-        found.push("a LUKS encrypted volume");
-    }
-    if at(512, b"LABELONE") || at(0, b"LABELONE") {
-        found.push("an LVM physical volume");
-    }
-    found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signatures_are_found_at_their_spec_offsets() {
-        let mut head = vec![0u8; 128 * 1024];
-        assert!(signatures(&head).is_empty(), "zeros hold nothing");
-        head[1080] = 0x53;
-        head[1081] = 0xEF;
-        assert_eq!(signatures(&head), ["an ext2/3/4 filesystem"]);
-        let mut head = vec![0u8; 128 * 1024];
-        head[4086..4096].copy_from_slice(b"SWAPSPACE2");
-        head[512..520].copy_from_slice(b"EFI PART");
-        head[510] = 0x55;
-        head[511] = 0xAA;
-        head[0x10040..0x10048].copy_from_slice(b"_BHRfS_M");
-        let found = signatures(&head);
-        assert_eq!(found.len(), 4, "{found:?}");
-        assert!(signatures(b"XFSB").contains(&"an XFS filesystem"));
-    }
-
-    #[test]
-    fn the_registry_knows_a_file_by_device_and_inode() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, b"x").unwrap();
-        let meta = std::fs::metadata(&path).unwrap();
-        let line = format!("{} {} {}\n", meta.dev(), meta.ino(), path.display());
-        assert!(registry_lists(&format!("1 2 /elsewhere\n{line}"), &meta));
-        // Renamed or rewritten, the inode is the same; another inode is not ours.
-        let other = format!("{} {} {}\n", meta.dev(), meta.ino() + 1, path.display());
-        assert!(!registry_lists(&other, &meta));
-        assert!(!registry_lists("", &meta));
-    }
-
-    #[test]
-    fn mountinfo_lines_are_matched_by_device() {
-        let info = "22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n\
-                    40 22 7:3 / /mnt/x rw - ext4 /dev/loop3 rw\n";
-        assert_eq!(mounts_of(info, &[(7, 3)]), [("/mnt/x".to_string(), (7, 3))]);
-        assert!(mounts_of(info, &[(7, 4)]).is_empty());
-    }
 }
