@@ -384,3 +384,40 @@ fn bad_input_is_refused_with_what_to_change() {
         "nothing was created by refused runs"
     );
 }
+
+#[test]
+fn ctrl_c_saves_the_run_with_its_disk_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cauda"))
+        .args(["disk", "--file"])
+        .arg(dir.path().join("c.dat"))
+        .args(["--size", "4M", "--runtime", "60s", "-q", "-o"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The signal handler is installed before the file is created: wait for
+    // the file, give the run a moment to measure, then interrupt.
+    let file = dir.path().join("c.dat");
+    for _ in 0..300 {
+        if file.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let run = run_json(&out);
+    assert_eq!(run["interrupted"], true);
+    assert!(run["duration_ns"].as_u64().unwrap() < 30_000_000_000);
+    let reads = run["disk"]["ios"]["read"].as_u64().unwrap();
+    assert!(reads > 0);
+    let summaries = common::summaries(&out, &[]);
+    assert_eq!(common::series(&summaries, "read")["count"], reads);
+}

@@ -21,6 +21,11 @@ pub fn explain(error: &io::Error) -> String {
     let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok());
+    explain_with(error, disabled)
+}
+
+/// [`explain`] given the value of `kernel.io_uring_disabled`, if readable.
+pub fn explain_with(error: &io::Error, disabled: Option<u32>) -> String {
     match (error.raw_os_error(), disabled) {
         (_, Some(2)) => "io_uring is disabled on this host (kernel.io_uring_disabled = 2)".into(),
         (Some(libc::EPERM), Some(1)) => {
@@ -77,5 +82,20 @@ impl Engine for Uring {
         out: &mut Vec<Completion>,
     ) -> io::Result<()> {
         self.ring.submit_and_reap(min_complete, timeout_ns, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_way_io_uring_is_missing_is_told_apart() {
+        let e = |errno| io::Error::from_raw_os_error(errno);
+        assert!(explain_with(&e(libc::EPERM), Some(2)).contains("io_uring_disabled = 2"));
+        assert!(explain_with(&e(libc::EPERM), Some(1)).contains("io_uring_group"));
+        assert!(explain_with(&e(libc::ENOSYS), None).contains("CONFIG_IO_URING"));
+        assert!(explain_with(&e(libc::EPERM), Some(0)).contains("seccomp"));
+        assert!(explain_with(&e(libc::ENOMEM), Some(0)).contains("RLIMIT_MEMLOCK"));
     }
 }
