@@ -55,7 +55,7 @@ fn writes_to_a_file_cauda_did_not_create_need_force() {
 }
 
 #[test]
-fn a_filesystem_refusing_o_direct_suggests_buffered() {
+fn a_filesystem_refusing_o_direct_suggests_buffered_and_one_without_xattrs_uses_the_registry() {
     // ramfs refuses O_DIRECT (tmpfs accepts it since Linux 6.6).
     if sh("id", &["-u"]).ok().as_deref() != Some("0") {
         eprintln!("skipped: mounting ramfs needs root");
@@ -82,38 +82,55 @@ fn a_filesystem_refusing_o_direct_suggests_buffered() {
         .custom_flags(libc::O_DIRECT)
         .open(at.join("probe"));
     assert!(direct.is_err(), "ramfs took O_DIRECT");
-    refused(
-        &[
-            "disk",
-            "--file",
-            f,
-            "--size",
-            "1M",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-        "add --buffered",
-    );
+    // ramfs has no extended attributes either: the mark goes to the registry.
+    let state = dir.path().join("state");
+    let disk = |extra: &[&str]| {
+        let mut c = cauda();
+        c.env("XDG_STATE_HOME", &state)
+            .args([
+                "disk",
+                "--file",
+                f,
+                "--size",
+                "1M",
+                "--runtime",
+                "200ms",
+                "-q",
+                "-o",
+            ])
+            .arg(&out)
+            .args(extra);
+        c.assert()
+    };
+    disk(&[])
+        .code(2)
+        .stderr(predicates::str::contains("add --buffered"));
     assert!(
         !Path::new(f).exists(),
         "the file made for the refused run is gone"
     );
+    assert!(!state.exists(), "and never registered");
+    disk(&["--buffered"]).success();
+    let run = run_json(&out);
+    assert_eq!(run["disk"]["mark"], "registry");
+    assert_eq!(run["disk"]["direct"], false);
+    let registry = std::fs::read_to_string(state.join("cauda/own-files")).unwrap();
+    assert_eq!(registry.lines().count(), 1);
+    assert!(registry.trim_end().ends_with("/ram/t.dat"), "{registry}");
+    // Known by the registry, the file may be written without --force…
+    disk(&["--buffered", "--rw", "randwrite"]).success();
+    // …while a file beside it that cauda did not create may not.
+    let theirs = at.join("theirs.dat");
+    std::fs::write(&theirs, vec![7u8; 1 << 20]).unwrap();
     cauda()
-        .args([
-            "disk",
-            "--file",
-            f,
-            "--size",
-            "1M",
-            "--buffered",
-            "--runtime",
-            "200ms",
-            "-q",
-            "-o",
-        ])
+        .env("XDG_STATE_HOME", &state)
+        .args(["disk", "--buffered", "--rw", "randwrite", "--file"])
+        .arg(&theirs)
+        .arg("-o")
         .arg(&out)
         .assert()
-        .success();
+        .code(2)
+        .stderr(predicates::str::contains("cauda did not create it"));
 }
 
 /// A loop device over a temp file, optionally with ext4 and mounted;

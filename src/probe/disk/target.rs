@@ -193,7 +193,7 @@ fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
                 )));
             }
             let size = req.size.unwrap_or(DEFAULT_FILE_SIZE) + req.offset;
-            create_file(path, size, req.seed)?;
+            create_file(path, size, req)?;
             created = true;
             let file = File::open(path).map_err(|e| io_to_input(e, "--file", path))?;
             mark = write_mark(&file, path)?;
@@ -355,13 +355,19 @@ fn extend_file(path: &Path, from: u64, to: u64, seed: u64) -> Result<()> {
     Ok(())
 }
 
-fn create_file(path: &Path, size: u64, seed: u64) -> Result<()> {
+/// Creates the file empty, checks the filesystem takes O_DIRECT if asked,
+/// then fills it; on any failure nothing is left behind.
+fn create_file(path: &Path, size: u64, req: &OpenRequest) -> Result<()> {
     OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .map_err(|e| io_to_input(e, "--file", path))?;
-    if let Err(e) = extend_file(path, 0, size, seed) {
+    let direct = match open_options(req, false).open(path) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && req.direct => Err(direct_refused(path)),
+        _ => Ok(()),
+    };
+    if let Err(e) = direct.and_then(|()| extend_file(path, 0, size, req.seed)) {
         let _ = std::fs::remove_file(path);
         return Err(e);
     }
