@@ -421,3 +421,73 @@ fn ctrl_c_saves_the_run_with_its_disk_figures() {
     let summaries = common::summaries(&out, &[]);
     assert_eq!(common::series(&summaries, "read")["count"], reads);
 }
+
+#[test]
+fn failed_and_short_ios_are_counted_by_errno_never_timed() {
+    // The target is opened read-only, so every write fails with EBADF; the
+    // file is then cut to half the region, so reads past the end come back
+    // short. Both engines must count each, and time only the good reads.
+    for kind in [EngineKind::Psync, EngineKind::IoUring] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.dat");
+        drop(target::open(&request(&path, true)).unwrap());
+        let t = target::open(&request(&path, false)).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(t.region_len / 2)
+            .unwrap();
+        let depth = if kind == EngineKind::Psync { 1 } else { 4 };
+        let mut engine = make_engine(kind, &t, depth, 4096, 1).unwrap();
+        let spec = WorkloadSpec {
+            rw: Rw::Randrw,
+            read_pct: 50,
+            distribution: Distribution::Uniform,
+            region_start: 0,
+            region_len: t.region_len,
+            block: 4096,
+            fsync_every: 0,
+        };
+        let mut workload = Workload::new(&spec, 0, 1, 9);
+        let mut values: Vec<(u64, usize, u64)> = Vec::new();
+        let mut stats = JobStats::default();
+        let stop = StopFlag::new();
+        let mut map = SeriesMap::default();
+        map.latency[0] = Some(0);
+        map.latency[1] = Some(1);
+        let clock = cauda::record::MonotonicClock;
+        let end = cauda::record::Clock::now(&clock) + 200_000_000;
+        Job {
+            engine: &mut engine,
+            workload: &mut workload,
+            sink: &mut values,
+            series: map,
+            stats: &mut stats,
+            verify: None,
+            stop: &stop,
+        }
+        .closed_loop(&clock, end)
+        .unwrap();
+        let failed_writes = stats.faults["write EBADF"];
+        let short_reads = stats.faults["read short"];
+        assert!(
+            failed_writes > 10 && short_reads > 10,
+            "{kind:?}: {:?}",
+            stats.faults
+        );
+        assert_eq!(stats.ios[1], 0, "no write succeeded");
+        assert!(stats.ios[0] > 10, "reads inside the file succeed");
+        assert_eq!(
+            values.iter().filter(|v| v.1 == 1).count(),
+            0,
+            "failures are not timed"
+        );
+        assert_eq!(values.len() as u64, stats.ios[0]);
+        assert_eq!(
+            stats.total_ios(),
+            stats.ios[0] + failed_writes + short_reads
+        );
+        assert!(stats.fatal.is_none(), "EBADF does not stop the run");
+    }
+}
