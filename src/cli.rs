@@ -45,6 +45,12 @@ pub enum Command {
     ///
     /// Example: cauda lab --quick
     Lab(crate::lab::LabArgs),
+    /// Measure storage latency (fio-class): psync or io_uring, O_DIRECT,
+    /// closed loop at a queue depth or open loop at a rate, with IOPS, CPU
+    /// per I/O and write amplification; refuses to overwrite data.
+    ///
+    /// Example: cauda disk --file /data/cauda.dat --rw randread --iodepth 32 --runtime 30s
+    Disk(crate::probe::disk::args::DiskArgs),
     /// Summarise runs and other tools' outputs (fio, sockperf, cyclictest,
     /// HdrHistogram, numbers): percentiles with confidence intervals, MAD,
     /// clusters, stalls, fan-out.

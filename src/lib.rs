@@ -43,6 +43,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Timer(args) => timer(args),
         Command::Lab(args) => lab::run(&args, &StopFlag::on_signals()?),
+        Command::Disk(args) => disk(args),
         Command::Analyze(args) => analyze(args),
         Command::Compare(args) => compare(args),
         Command::Convert(args) => convert(args),
@@ -140,6 +141,31 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
     }
     let finished = probe::timer::run(&config, &destination, &stop)?;
     finish_run(finished, args.output.quiet)
+}
+
+fn disk(args: probe::disk::args::DiskArgs) -> Result<Outcome> {
+    let config = probe::disk::DiskConfig::from_args(&args)?;
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output);
+    if !args.output.quiet {
+        eprintln!(
+            "cauda disk: {} job(s), --rw {} {} for {} — Ctrl-C stops and saves",
+            config.jobs,
+            serde_json::to_value(config.rw)?.as_str().unwrap_or("?"),
+            match config.rate_per_s {
+                Some(rate) => format!("at {rate}/s (open loop)"),
+                None => format!("at iodepth {} (closed loop)", config.iodepth),
+            },
+            units::format_duration_compact(config.runtime_ns),
+        );
+    }
+    let done = probe::disk::run(&config, &destination, &stop)?;
+    if !args.output.quiet {
+        let closed = done.finished.run.load == model::LoadMode::ClosedLoop;
+        print!("{}", probe::disk::report::render(&done.report, closed));
+    }
+    finish_run(done.finished, args.output.quiet)
 }
 
 /// Prints a finished run's warnings, its table and where it was saved.

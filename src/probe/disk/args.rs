@@ -1,0 +1,106 @@
+//! `cauda disk` command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Args};
+
+use super::engine::EngineKind;
+use super::workload::{Distribution, Rw, parse_distribution};
+use crate::cli::RunOutputArgs;
+use crate::record::Arrivals;
+use crate::units::{self, Rate};
+
+fn size(text: &str) -> Result<u64, String> {
+    units::parse_size(text)
+}
+
+fn duration(text: &str) -> Result<u64, String> {
+    units::parse_duration(text)
+}
+
+fn rate(text: &str) -> Result<Rate, String> {
+    units::parse_rate(text)
+}
+
+/// `cauda disk`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["file", "device"])))]
+pub struct DiskArgs {
+    /// The file to measure on. Created if absent (filled with random data,
+    /// --size long, default 1G) and marked as cauda's own, so later write
+    /// runs may reuse it; writing to an existing file cauda did not create
+    /// needs --force.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// The block device to measure on. Reads are always allowed; writes are
+    /// refused on a device holding a partition table, filesystem, holders or
+    /// a mount, unless --force-destroy-data.
+    #[arg(long, value_name = "DEV")]
+    pub device: Option<PathBuf>,
+    /// Access pattern.
+    #[arg(long, value_enum, default_value_t = Rw::Randread)]
+    pub rw: Rw,
+    /// Percent of reads for --rw randrw (0–100) [default: 50].
+    #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub mix: Option<u8>,
+    /// Block size of each I/O (e.g. 4k, 128k).
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = size)]
+    pub bs: u64,
+    /// Bytes of the region measured [default: the whole file or device;
+    /// 1G for a file cauda creates].
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub size: Option<u64>,
+    /// Where the region starts in the file or device.
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = size)]
+    pub offset: u64,
+    /// Operations in flight per job (io_uring).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: u32,
+    /// Jobs: threads, each with its own queue, all on the same region.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: u32,
+    /// How long to measure.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub runtime: u64,
+    /// Warm-up before measuring, run but not recorded.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration)]
+    pub ramp: u64,
+    /// Offsets of random workloads: uniform, or zipf:THETA (hot blocks).
+    #[arg(long, value_name = "DIST", default_value = "uniform", value_parser = parse_distribution)]
+    pub random: Distribution,
+    /// I/O engine [default: io_uring where the kernel allows it, else psync].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineKind>,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Open loop: issue this many operations per second in total (shared
+    /// evenly by the jobs), each timed from its intended start; without it,
+    /// closed loop at --iodepth.
+    #[arg(long, value_name = "N/s", value_parser = rate)]
+    pub rate: Option<Rate>,
+    /// Spacing of intended starts with --rate.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform, requires = "rate")]
+    pub arrivals: Arrivals,
+    /// fdatasync after every N writes (its own series, `fsync`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub fsync: Option<u64>,
+    /// Write the whole region sequentially N times before measuring (SSD
+    /// steady state). Counts as a write to the target.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub precondition: u32,
+    /// Allow writes to a block device that holds data (destroys it).
+    #[arg(long, requires = "device")]
+    pub force_destroy_data: bool,
+    /// Writes carry a pattern derived from SEED and their offset; reads
+    /// check it and count mismatches as faults (exit 1).
+    #[arg(long, value_name = "SEED")]
+    pub verify: Option<u64>,
+    /// Seed of offsets, mix and the random data written.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output options (--force also allows writing to an existing file
+    /// cauda did not create).
+    #[command(flatten)]
+    pub output: RunOutputArgs,
+}

@@ -1,0 +1,354 @@
+//! The measuring loops, written once over any [`Engine`], [`Clock`] and
+//! [`Sink`], so tests can drive them with a fake clock.
+//!
+//! - Closed loop: `--iodepth` operations kept in flight; each is timed from
+//!   its submission to its reaping. A stall delays the next submissions and
+//!   hides behind the few operations caught in it (labelled closed loop).
+//! - Open loop (`--rate`): operations are due on the schedule whatever
+//!   happened; each records latency from its *intended* start and service
+//!   time from its actual submission, so a stall shows as its full backlog.
+//!
+//! Failed operations are counted per direction and errno, never recorded as
+//! latencies and never dropped; a full disk (ENOSPC) stops the job.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::engine::{Completion, Dir, Engine, Op, fill_random};
+use super::sys::{CpuTime, thread_cpu};
+use super::workload::Workload;
+use crate::record::{Clock, Schedule, SeriesId, Sink, StopFlag};
+
+/// Which series each direction records into.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeriesMap {
+    /// Latency (closed loop: from submission; open loop: from intended start).
+    pub latency: [Option<SeriesId>; 3],
+    /// Service time from submission (open loop only).
+    pub service: [Option<SeriesId>; 3],
+}
+
+/// What one job did, beside its histograms.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JobStats {
+    /// Successful operations per direction (read, write, fsync).
+    pub ios: [u64; 3],
+    /// Bytes transferred per direction.
+    pub bytes: [u64; 3],
+    /// Failed operations by "direction errno" (e.g. `write ENOSPC`), short
+    /// transfers as "direction short", verify mismatches as "read verify-mismatch".
+    pub faults: BTreeMap<String, u64>,
+    /// Why the job stopped early, if it did.
+    pub fatal: Option<String>,
+    /// CPU time of the job's thread while measuring.
+    #[serde(skip)]
+    pub cpu: CpuTime,
+}
+
+impl JobStats {
+    /// Adds another job's counts.
+    pub fn merge(&mut self, other: &JobStats) {
+        for i in 0..3 {
+            self.ios[i] += other.ios[i];
+            self.bytes[i] += other.bytes[i];
+        }
+        for (k, v) in &other.faults {
+            *self.faults.entry(k.clone()).or_default() += v;
+        }
+        if self.fatal.is_none() {
+            self.fatal.clone_from(&other.fatal);
+        }
+        self.cpu.user_ns += other.cpu.user_ns;
+        self.cpu.sys_ns += other.cpu.sys_ns;
+    }
+
+    /// Every operation that completed, successfully or not.
+    pub fn total_ios(&self) -> u64 {
+        self.ios.iter().sum::<u64>() + self.faults.values().sum::<u64>()
+    }
+}
+
+/// The errno's symbolic name where common, else its number.
+pub fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc::EIO => "EIO",
+        libc::ENOSPC => "ENOSPC",
+        libc::EINVAL => "EINVAL",
+        libc::EAGAIN => "EAGAIN",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::EROFS => "EROFS",
+        libc::EDQUOT => "EDQUOT",
+        libc::EFBIG => "EFBIG",
+        libc::ENXIO => "ENXIO",
+        libc::ENODEV => "ENODEV",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ECANCELED => "ECANCELED",
+        libc::EINTR => "EINTR",
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        _ => return format!("errno{errno}"),
+    };
+    name.into()
+}
+
+/// The content a verified block at `offset` must hold.
+pub fn fill_pattern(buffer: &mut [u8], seed: u64, offset: u64) {
+    fill_random(buffer, seed ^ offset.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+}
+
+/// One job's loop state.
+pub struct Job<'a, E: Engine, S: Sink> {
+    /// The engine.
+    pub engine: &'a mut E,
+    /// The operation stream.
+    pub workload: &'a mut Workload,
+    /// Where values go.
+    pub sink: &'a mut S,
+    /// The series of each direction.
+    pub series: SeriesMap,
+    /// Counts.
+    pub stats: &'a mut JobStats,
+    /// `--verify SEED`: writes carry a pattern per offset; reads check it.
+    pub verify: Option<u64>,
+    /// Raised by Ctrl-C, or by this or another job on a fatal error.
+    pub stop: &'a StopFlag,
+}
+
+struct Slot {
+    dir: Dir,
+    offset: u64,
+    intended: u64,
+    started: u64,
+}
+
+impl<E: Engine, S: Sink> Job<'_, E, S> {
+    fn prepare_op(
+        &mut self,
+        slot: usize,
+        slots: &mut [Slot],
+        intended: u64,
+    ) -> std::io::Result<()> {
+        let (dir, offset) = self.workload.next_op();
+        if let (Some(seed), Dir::Write) = (self.verify, dir) {
+            fill_pattern(self.engine.buffer_mut(slot), seed, offset);
+        }
+        self.engine.queue(Op { dir, offset, slot })?;
+        slots[slot] = Slot {
+            dir,
+            offset,
+            intended,
+            started: 0,
+        };
+        Ok(())
+    }
+
+    /// Accounts one completion at `now`; returns false if the job must stop.
+    fn complete(&mut self, c: Completion, slot: &Slot, now: u64, open_loop: bool) -> bool {
+        let d = slot.dir as usize;
+        let expected = match slot.dir {
+            Dir::Fsync => 0,
+            _ => self.workload.block(),
+        };
+        if c.result < 0 {
+            let errno = -c.result;
+            *self
+                .stats
+                .faults
+                .entry(format!("{} {}", slot.dir.tag(), errno_name(errno)))
+                .or_default() += 1;
+            if errno == libc::ENOSPC || errno == libc::EDQUOT {
+                self.stats.fatal = Some(format!(
+                    "the disk is full ({}) at offset {}",
+                    errno_name(errno),
+                    slot.offset
+                ));
+                return false;
+            }
+            return true;
+        }
+        if c.result as u64 != expected {
+            *self
+                .stats
+                .faults
+                .entry(format!("{} short", slot.dir.tag()))
+                .or_default() += 1;
+            return true;
+        }
+        if let (Some(seed), Dir::Read) = (self.verify, slot.dir) {
+            let block = self.workload.block() as usize;
+            let mut expect = vec![0u8; block];
+            fill_pattern(&mut expect, seed, slot.offset);
+            if self.engine.buffer_mut(c.slot) != expect.as_slice() {
+                *self
+                    .stats
+                    .faults
+                    .entry("read verify-mismatch".into())
+                    .or_default() += 1;
+                return true;
+            }
+        }
+        self.stats.ios[d] += 1;
+        self.stats.bytes[d] += c.result as u64;
+        if let Some(series) = self.series.latency[d] {
+            let from = if open_loop {
+                slot.intended
+            } else {
+                slot.started
+            };
+            self.sink.record(now, series, now.saturating_sub(from));
+        }
+        if let Some(series) = self.series.service[d] {
+            self.sink
+                .record(now, series, now.saturating_sub(slot.started));
+        }
+        true
+    }
+
+    /// Closed loop until `end_ns`: keeps every slot busy. Returns when it stopped.
+    pub fn closed_loop<C: Clock>(&mut self, clock: &C, end_ns: u64) -> std::io::Result<u64> {
+        let cpu_start = thread_cpu();
+        let depth = self.engine.depth();
+        let mut slots: Vec<Slot> = (0..depth).map(|_| empty_slot()).collect();
+        let mut free: Vec<usize> = (0..depth).rev().collect();
+        let mut done = Vec::with_capacity(depth);
+        let mut queued = Vec::with_capacity(depth);
+        let mut in_flight = 0;
+        let mut issuing = true;
+        loop {
+            let now = clock.now();
+            if issuing && (now >= end_ns || self.stop.is_raised()) {
+                issuing = false;
+            }
+            if issuing {
+                while let Some(slot) = free.pop() {
+                    self.prepare_op(slot, &mut slots, now)?;
+                    queued.push(slot);
+                }
+            }
+            if in_flight == 0 && queued.is_empty() {
+                break;
+            }
+            // Stamp submission as late as possible: right before the call.
+            let submitted = clock.now();
+            for &slot in &queued {
+                slots[slot].started = submitted;
+            }
+            in_flight += queued.len();
+            queued.clear();
+            self.engine.submit(1, None, &mut done)?;
+            let now = clock.now();
+            for c in done.drain(..) {
+                in_flight -= 1;
+                free.push(c.slot);
+                let slot = std::mem::replace(&mut slots[c.slot], empty_slot());
+                if !self.complete(c, &slot, now, false) {
+                    issuing = false;
+                    self.stop.raise();
+                }
+            }
+        }
+        self.stats.cpu = cpu_since(cpu_start);
+        Ok(clock.now())
+    }
+
+    /// Open loop on `schedule` until `end_ns`. Returns when it stopped.
+    pub fn open_loop<C: Clock>(
+        &mut self,
+        clock: &C,
+        schedule: &mut Schedule,
+        end_ns: u64,
+    ) -> std::io::Result<u64> {
+        let cpu_start = thread_cpu();
+        let depth = self.engine.depth();
+        let mut slots: Vec<Slot> = (0..depth).map(|_| empty_slot()).collect();
+        let mut free: Vec<usize> = (0..depth).rev().collect();
+        let mut done = Vec::with_capacity(depth);
+        let mut queued = Vec::with_capacity(depth);
+        let mut in_flight = 0;
+        let mut issuing = true;
+        let mut due = schedule.next_intended();
+        loop {
+            let mut now = clock.now();
+            if issuing && (due >= end_ns || self.stop.is_raised()) {
+                issuing = false;
+            }
+            if issuing && in_flight == 0 && due > now {
+                // Idle until the next operation is due (in slices, so a stop is seen).
+                let target = due.min(now + SLICE_NS);
+                clock.sleep_until(target);
+                if target < due {
+                    continue;
+                }
+                now = clock.now();
+            }
+            if issuing {
+                while due <= now && due < end_ns {
+                    let Some(slot) = free.pop() else { break };
+                    self.prepare_op(slot, &mut slots, due)?;
+                    queued.push(slot);
+                    due = schedule.next_intended();
+                }
+            }
+            if in_flight == 0 && queued.is_empty() {
+                if issuing {
+                    continue;
+                }
+                break;
+            }
+            let submitted = clock.now();
+            for &slot in &queued {
+                slots[slot].started = submitted;
+            }
+            in_flight += queued.len();
+            queued.clear();
+            // Wait for a completion, but not past the next due time when a
+            // slot is free to issue it.
+            let timeout = (issuing && !free.is_empty())
+                .then(|| due.saturating_sub(submitted).clamp(1, SLICE_NS));
+            self.engine.submit(1, timeout, &mut done)?;
+            let now = clock.now();
+            for c in done.drain(..) {
+                in_flight -= 1;
+                free.push(c.slot);
+                let slot = std::mem::replace(&mut slots[c.slot], empty_slot());
+                if !self.complete(c, &slot, now, true) {
+                    issuing = false;
+                    self.stop.raise();
+                }
+            }
+        }
+        self.stats.cpu = cpu_since(cpu_start);
+        Ok(clock.now())
+    }
+}
+
+/// The longest single wait, so a stop request is seen within it.
+pub const SLICE_NS: u64 = 100_000_000;
+
+fn empty_slot() -> Slot {
+    Slot {
+        dir: Dir::Read,
+        offset: 0,
+        intended: 0,
+        started: 0,
+    }
+}
+
+fn cpu_since(start: CpuTime) -> CpuTime {
+    let now = thread_cpu();
+    CpuTime {
+        user_ns: now.user_ns.saturating_sub(start.user_ns),
+        sys_ns: now.sys_ns.saturating_sub(start.sys_ns),
+    }
+}
+
+/// A sink that keeps nothing: the warm-up (`--ramp`) is run, not recorded.
+#[derive(Debug, Default)]
+pub struct Discard;
+
+impl Sink for Discard {
+    fn record(&mut self, _now_ns: u64, _series: SeriesId, _value: u64) {}
+}

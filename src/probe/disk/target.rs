@@ -1,0 +1,467 @@
+//! The target: opening the file or device after the safety checks
+//! ([`super::mark`] for files, [`super::safety`] for devices), creating and
+//! marking a file cauda owns, and finding the logical block size O_DIRECT
+//! must be aligned to.
+//!
+//! - Writing to an existing file without cauda's mark needs `--force`.
+//! - Writing to a block device holding data needs `--force-destroy-data`.
+//! - Every refusal happens before the target is opened for writing, so a
+//!   refused run leaves it untouched.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::mark::{read_mark, write_mark};
+use super::safety::data_on_device;
+use crate::error::input_error;
+
+/// The extended attribute that marks a file as cauda's own.
+pub use super::mark::MARK_XATTR;
+
+/// What to open.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetSpec {
+    /// A regular file (created if absent).
+    File(PathBuf),
+    /// A block device.
+    Device(PathBuf),
+}
+
+/// How a file is known to be cauda's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mark {
+    /// The `user.cauda` extended attribute.
+    Xattr,
+    /// An entry in the registry file (no user xattrs on this filesystem).
+    Registry,
+    /// Not cauda's (written with `--force`) or a device.
+    None,
+}
+
+/// How to open the target.
+#[derive(Clone, Debug)]
+pub struct OpenRequest {
+    /// File or device.
+    pub spec: TargetSpec,
+    /// The run writes.
+    pub writes: bool,
+    /// Open with O_DIRECT.
+    pub direct: bool,
+    /// `--size`: bytes of the region (and of a file created).
+    pub size: Option<u64>,
+    /// `--offset`.
+    pub offset: u64,
+    /// `--bs`.
+    pub block: u64,
+    /// `--force`: write to a file cauda did not create.
+    pub force: bool,
+    /// `--force-destroy-data`: write to a device that holds data.
+    pub force_destroy_data: bool,
+    /// Seed of the data a new file is filled with.
+    pub seed: u64,
+}
+
+/// An opened target.
+#[derive(Debug)]
+pub struct Target {
+    /// The open file or device.
+    pub file: File,
+    /// Its path.
+    pub path: PathBuf,
+    /// A block device (not a file).
+    pub is_device: bool,
+    /// The region's length in bytes, a multiple of the block size.
+    pub region_len: u64,
+    /// The block device holding the data (major, minor), if there is one.
+    pub block_device: Option<(u32, u32)>,
+    /// The alignment O_DIRECT needs (the device's logical block size, or
+    /// 4096 when it cannot be read).
+    pub logical_block: u64,
+    /// Where the logical block size came from.
+    pub logical_block_source: String,
+    /// How the file is known to be cauda's.
+    pub mark: Mark,
+    /// cauda created the file in this run.
+    pub created: bool,
+}
+
+/// The default size of a file cauda creates without `--size`.
+pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+
+/// Opens the target, creating and marking a file if needed, after every
+/// safety check.
+pub fn open(req: &OpenRequest) -> Result<Target> {
+    match &req.spec {
+        TargetSpec::File(path) => open_file(path, req),
+        TargetSpec::Device(path) => open_device(path, req),
+    }
+}
+
+fn io_to_input(e: std::io::Error, what: &str, path: &Path) -> anyhow::Error {
+    let shown = path.display();
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => input_error(format!("{what} {shown}: does not exist")),
+        Some(libc::EACCES) | Some(libc::EPERM) => input_error(format!(
+            "{what} {shown}: permission denied; run as a user who may open it (root for devices)"
+        )),
+        Some(libc::EROFS) => input_error(format!(
+            "{what} {shown}: the filesystem is read-only; a write run needs a writable place \
+             (or use --rw read/randread)"
+        )),
+        Some(libc::ENOSPC) => input_error(format!(
+            "{what} {shown}: no space left to create the file; choose a smaller --size or another place"
+        )),
+        Some(libc::EBUSY) => input_error(format!(
+            "{what} {shown}: the device is busy (mounted or held open exclusively)"
+        )),
+        _ => anyhow::Error::new(e).context(format!("cannot open {what} {shown}")),
+    }
+}
+
+fn open_options(req: &OpenRequest, write: bool) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true).write(write);
+    let mut flags = 0;
+    if req.direct {
+        flags |= libc::O_DIRECT;
+    }
+    options.custom_flags(flags);
+    options
+}
+
+fn direct_refused(path: &Path) -> anyhow::Error {
+    input_error(format!(
+        "--file {}: this filesystem refuses O_DIRECT (EINVAL; ramfs, older tmpfs and some FUSE or \
+         network filesystems do); add --buffered to go through the page cache, or put the file on a \
+         disk-backed filesystem",
+        path.display()
+    ))
+}
+
+fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
+    let shown = path.display();
+    let mut created = false;
+    let mark;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.file_type().is_block_device() => {
+            return Err(input_error(format!(
+                "--file {shown}: is a block device; use --device {shown}"
+            )));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(input_error(format!(
+                "--file {shown}: not a regular file; give a file path"
+            )));
+        }
+        Ok(_) => {
+            let probe = File::open(path).map_err(|e| io_to_input(e, "--file", path))?;
+            mark = read_mark(&probe, path);
+            if req.writes && mark == Mark::None && !req.force {
+                return Err(input_error(format!(
+                    "--file {shown}: the file exists and cauda did not create it (no {MARK_XATTR} \
+                     mark); a write run would overwrite its data. Choose a new path (cauda \
+                     creates and marks it), or pass --force if the data does not matter"
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let parent_meta =
+                std::fs::metadata(parent).map_err(|e| io_to_input(e, "--file", parent))?;
+            let dev = (
+                libc::major(parent_meta.dev()),
+                libc::minor(parent_meta.dev()),
+            );
+            let (logical_block, source) = logical_block_size(dev);
+            check_alignment(req, logical_block, &source)?;
+            if let Some(size) = req.size
+                && size < req.block
+            {
+                return Err(input_error(format!(
+                    "--size {size} is smaller than --bs {}: not one block fits",
+                    req.block
+                )));
+            }
+            let size = req.size.unwrap_or(DEFAULT_FILE_SIZE) + req.offset;
+            create_file(path, size, req)?;
+            created = true;
+            let file = File::open(path).map_err(|e| io_to_input(e, "--file", path))?;
+            mark = write_mark(&file, path)?;
+        }
+        Err(e) => return Err(io_to_input(e, "--file", path)),
+    }
+    let file = match open_options(req, req.writes).open(path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && req.direct => {
+            if created {
+                // Made by this run and never measured: leave nothing behind.
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(direct_refused(path));
+        }
+        Err(e) => return Err(io_to_input(e, "--file", path)),
+    };
+    let meta = file.metadata()?;
+    let mut len = meta.len();
+    let wanted = req.size.map(|s| s + req.offset);
+    if let Some(wanted) = wanted
+        && wanted > len
+    {
+        if req.writes && (mark != Mark::None || created) {
+            extend_file(path, len, wanted, req.seed)?;
+            len = wanted;
+        } else {
+            return Err(input_error(format!(
+                "--file {shown} is {len} bytes, less than --offset + --size ({wanted}); \
+                 give a smaller --size{}",
+                if req.writes {
+                    ""
+                } else {
+                    ", or run a write workload on a file cauda created to grow it"
+                }
+            )));
+        }
+    }
+    let dev = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let block_device = sysfs_block_dir(dev).map(|_| dev);
+    let (logical_block, source) = logical_block_size(dev);
+    finish(
+        req,
+        file,
+        path,
+        false,
+        len,
+        block_device,
+        logical_block,
+        source,
+        mark,
+        created,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    req: &OpenRequest,
+    file: File,
+    path: &Path,
+    is_device: bool,
+    len: u64,
+    block_device: Option<(u32, u32)>,
+    logical_block: u64,
+    logical_block_source: String,
+    mark: Mark,
+    created: bool,
+) -> Result<Target> {
+    let flag = if is_device { "--device" } else { "--file" };
+    if req.offset >= len {
+        return Err(input_error(format!(
+            "--offset {}: past the end of {flag} {} ({len} bytes)",
+            req.offset,
+            path.display()
+        )));
+    }
+    let available = len - req.offset;
+    if let Some(size) = req.size
+        && size > available
+    {
+        return Err(input_error(format!(
+            "--size {size}: {flag} {} has only {available} bytes after --offset {}; give a \
+             smaller --size",
+            path.display(),
+            req.offset
+        )));
+    }
+    let region = req.size.unwrap_or(available);
+    if region < req.block {
+        return Err(input_error(format!(
+            "--size {region} is smaller than --bs {}: not one block fits; raise --size or lower --bs",
+            req.block
+        )));
+    }
+    check_alignment(req, logical_block, &logical_block_source)?;
+    Ok(Target {
+        file,
+        path: path.to_path_buf(),
+        is_device,
+        region_len: region / req.block * req.block,
+        block_device,
+        logical_block,
+        logical_block_source,
+        mark,
+        created,
+    })
+}
+
+/// O_DIRECT needs `--bs` and `--offset` aligned to the logical block size;
+/// checked before anything is created or opened for writing.
+fn check_alignment(
+    req: &OpenRequest,
+    logical_block: u64,
+    logical_block_source: &str,
+) -> Result<()> {
+    if req.direct {
+        if !req.block.is_multiple_of(logical_block) {
+            return Err(input_error(format!(
+                "--bs {}: O_DIRECT needs a multiple of the logical block size, {logical_block} \
+                 bytes here ({logical_block_source}); use --bs {} or add --buffered",
+                req.block,
+                req.block.div_ceil(logical_block) * logical_block
+            )));
+        }
+        if !req.offset.is_multiple_of(logical_block) {
+            return Err(input_error(format!(
+                "--offset {}: O_DIRECT needs a multiple of {logical_block} bytes; or add --buffered",
+                req.offset
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `from..to` of `path` with random data (buffered, then fsync).
+fn extend_file(path: &Path, from: u64, to: u64, seed: u64) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| io_to_input(e, "--file", path))?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut at = from;
+    let mut round = 0u64;
+    while at < to {
+        let n = (to - at).min(chunk.len() as u64) as usize;
+        super::engine::fill_random(
+            &mut chunk[..n],
+            seed ^ round.wrapping_mul(0xA24B_AED4_963E_E407),
+        );
+        file.write_all(&chunk[..n])
+            .map_err(|e| io_to_input(e, "--file", path))?;
+        at += n as u64;
+        round += 1;
+    }
+    file.sync_all()
+        .with_context(|| format!("cannot flush the new file {}", path.display()))?;
+    Ok(())
+}
+
+/// Creates the file empty, checks the filesystem takes O_DIRECT if asked,
+/// then fills it; on any failure nothing is left behind.
+fn create_file(path: &Path, size: u64, req: &OpenRequest) -> Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_to_input(e, "--file", path))?;
+    let direct = match open_options(req, false).open(path) {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && req.direct => Err(direct_refused(path)),
+        _ => Ok(()),
+    };
+    if let Err(e) = direct.and_then(|()| extend_file(path, 0, size, req.seed)) {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// `/sys/dev/block/MAJ:MIN`, if that block device exists.
+pub fn sysfs_block_dir(dev: (u32, u32)) -> Option<PathBuf> {
+    let dir = PathBuf::from(format!("/sys/dev/block/{}:{}", dev.0, dev.1));
+    std::fs::canonicalize(dir).ok()
+}
+
+/// The whole-disk sysfs directory of a device (its parent for a partition).
+pub fn whole_disk_dir(dev: (u32, u32)) -> Option<PathBuf> {
+    let dir = sysfs_block_dir(dev)?;
+    if dir.join("partition").exists() {
+        dir.parent().map(Path::to_path_buf)
+    } else {
+        Some(dir)
+    }
+}
+
+/// The logical block size of the device `dev`, and where it came from.
+pub fn logical_block_size(dev: (u32, u32)) -> (u64, String) {
+    if let Some(disk) = whole_disk_dir(dev) {
+        let file = disk.join("queue/logical_block_size");
+        if let Some(size) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|&s| s.is_power_of_two())
+        {
+            return (size, file.display().to_string());
+        }
+    }
+    (
+        4096,
+        format!(
+            "assumed: device {}:{} has no block queue in sysfs",
+            dev.0, dev.1
+        ),
+    )
+}
+
+fn open_device(path: &Path, req: &OpenRequest) -> Result<Target> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| io_to_input(e, "--device", path))?;
+    if !meta.file_type().is_block_device() {
+        return Err(input_error(format!(
+            "--device {shown}: not a block device{}",
+            if meta.is_file() {
+                "; use --file for a regular file"
+            } else {
+                ""
+            }
+        )));
+    }
+    let dev = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
+    if req.writes {
+        let found = data_on_device(path, dev)?;
+        if !found.is_empty() && !req.force_destroy_data {
+            return Err(input_error(format!(
+                "--device {shown}: refusing to write, the device holds data: {}. A write run \
+                 destroys it; pass --force-destroy-data only if you mean that (or use a read \
+                 workload)",
+                found.join("; ")
+            )));
+        }
+    }
+    let mut options = open_options(req, req.writes);
+    if req.writes {
+        // An exclusive open also fails if something mounts it meanwhile.
+        options.custom_flags(libc::O_EXCL | if req.direct { libc::O_DIRECT } else { 0 });
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| io_to_input(e, "--device", path))?;
+    let len = device_len(&file).with_context(|| format!("cannot size {shown}"))?;
+    let (logical_block, source) = logical_block_size(dev);
+    finish(
+        req,
+        file,
+        path,
+        true,
+        len,
+        Some(dev),
+        logical_block,
+        source,
+        Mark::None,
+        false,
+    )
+}
+
+fn device_len(file: &File) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::End(0))
+}

@@ -1,0 +1,493 @@
+//! `cauda disk`: engine correctness (each engine reads back what the other
+//! wrote; verify mode), the rate-mode backlog with an injected stall, bad
+//! input, and `analyze` of a real run. Safety is in `disk_safety.rs`.
+
+mod common;
+
+use std::path::Path;
+
+use cauda::probe::disk::engine::{Dir, Engine, EngineKind, Op};
+use cauda::probe::disk::measure::{Job, JobStats, SeriesMap};
+use cauda::probe::disk::target::{self, OpenRequest, TargetSpec};
+use cauda::probe::disk::workload::{Distribution, Rw, Workload, WorkloadSpec};
+use cauda::probe::disk::{AnyEngine, make_engine};
+use cauda::record::{Arrivals, FakeClock, Schedule, StopFlag};
+use common::{cauda, refused};
+use serde_json::Value;
+
+fn request(path: &Path, writes: bool) -> OpenRequest {
+    OpenRequest {
+        spec: TargetSpec::File(path.to_path_buf()),
+        writes,
+        direct: true,
+        size: Some(1 << 20),
+        offset: 0,
+        block: 4096,
+        force: false,
+        force_destroy_data: false,
+        seed: 5,
+    }
+}
+
+fn run_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Writes distinct random blocks with one engine, reads them back with the
+/// other, and compares every byte.
+fn write_then_read(writer: EngineKind, reader: EngineKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.dat");
+    let target = target::open(&request(&path, true)).unwrap();
+    assert!(target.created);
+    let depth = 4;
+    let mut w = make_engine(
+        writer,
+        &target,
+        if writer == EngineKind::Psync {
+            1
+        } else {
+            depth
+        },
+        4096,
+        11,
+    )
+    .unwrap();
+    let mut r = make_engine(
+        reader,
+        &target,
+        if reader == EngineKind::Psync {
+            1
+        } else {
+            depth
+        },
+        4096,
+        99,
+    )
+    .unwrap();
+    let offsets: Vec<u64> = (0..32).map(|i| ((i * 37) % 256) * 4096).collect();
+    let mut written = Vec::new();
+    let mut done = Vec::new();
+    for (i, &offset) in offsets.iter().enumerate() {
+        let slot = i % w.depth();
+        let block: Vec<u8> = (0..4096)
+            .map(|b| (b as u64 * 31 + i as u64 * 7 + offset) as u8)
+            .collect();
+        w.buffer_mut(slot).copy_from_slice(&block);
+        w.queue(Op {
+            dir: Dir::Write,
+            offset,
+            slot,
+        })
+        .unwrap();
+        written.push(block);
+        if slot + 1 == w.depth() || i + 1 == offsets.len() {
+            let want = slot + 1;
+            while done.len() < want {
+                w.submit(want - done.len(), None, &mut done).unwrap();
+            }
+            assert!(done.iter().all(|c| c.result == 4096), "{done:?}");
+            done.clear();
+        }
+    }
+    for (i, &offset) in offsets.iter().enumerate() {
+        r.queue(Op {
+            dir: Dir::Read,
+            offset,
+            slot: 0,
+        })
+        .unwrap();
+        while done.is_empty() {
+            r.submit(1, None, &mut done).unwrap();
+        }
+        assert_eq!(done[0].result, 4096);
+        done.clear();
+        assert!(
+            r.buffer_mut(0) == written[i].as_slice(),
+            "block {i} at {offset} differs"
+        );
+    }
+    if let AnyEngine::Uring(u) = &w {
+        eprintln!("io_uring fixed buffers: {}", u.fixed_buffers());
+    }
+}
+
+#[test]
+fn io_uring_writes_what_psync_reads_and_back() {
+    write_then_read(EngineKind::IoUring, EngineKind::Psync);
+    write_then_read(EngineKind::Psync, EngineKind::IoUring);
+    write_then_read(EngineKind::IoUring, EngineKind::IoUring);
+}
+
+#[test]
+fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.dat");
+    let run = |engine: &str, rw: &str, out: &str| {
+        cauda()
+            .args(["disk", "--file"])
+            .arg(&file)
+            .args([
+                "--size", "256k", "--rw", rw, "--engine", engine, "--verify", "42",
+            ])
+            .args(["--runtime", "300ms", "-q", "-o"])
+            .arg(dir.path().join(out))
+            .assert()
+    };
+    // Sequential writes cover all 64 blocks many times over in 300 ms.
+    run("psync", "write", "w.json").success();
+    run("io_uring", "randread", "r1.json").success();
+    let r1 = run_json(&dir.path().join("r1.json"));
+    assert!(r1["disk"]["ios"]["read"].as_u64().unwrap() > 64);
+    assert_eq!(r1["faults"], serde_json::json!({}));
+    // Another tool rewrites one block: the mark stays, the check fails.
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[5 * 4096 + 17] ^= 0xFF;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes))
+        .unwrap();
+    run("io_uring", "read", "r2.json")
+        .code(1)
+        .stderr(predicates::str::contains("did not hold the pattern"));
+    let r2 = run_json(&dir.path().join("r2.json"));
+    assert!(r2["faults"]["read verify-mismatch"].as_u64().unwrap() >= 1);
+    // Writes are still allowed: the file is still cauda's.
+    run("io_uring", "randwrite", "w2.json").success();
+}
+
+#[test]
+fn an_open_loop_stall_shows_as_its_backlog() {
+    // 1000/s for 2 s through psync on a real file, with the clock frozen
+    // for 500 ms at t = 0.5 s (as SIGSTOP would).
+    let dir = tempfile::tempdir().unwrap();
+    let t = target::open(&request(&dir.path().join("s.dat"), false)).unwrap();
+    let mut engine = make_engine(EngineKind::Psync, &t, 1, 4096, 1).unwrap();
+    let spec = WorkloadSpec {
+        rw: Rw::Randread,
+        read_pct: 100,
+        distribution: Distribution::Uniform,
+        region_start: 0,
+        region_len: t.region_len,
+        block: 4096,
+        fsync_every: 0,
+    };
+    let mut workload = Workload::new(&spec, 0, 1, 3);
+    let clock = FakeClock::new(0, 20_000);
+    clock.stall_at(500_000_000, 500_000_000);
+    let mut values: Vec<(u64, usize, u64)> = Vec::new();
+    let mut stats = JobStats::default();
+    let stop = StopFlag::new();
+    let mut map = SeriesMap::default();
+    map.latency[0] = Some(0);
+    map.service[0] = Some(1);
+    let mut job = Job {
+        engine: &mut engine,
+        workload: &mut workload,
+        sink: &mut values,
+        series: map,
+        stats: &mut stats,
+        verify: None,
+        stop: &stop,
+    };
+    let mut schedule = Schedule::new(0, 1_000_000.0, Arrivals::Uniform, 1);
+    job.open_loop(&clock, &mut schedule, 2_000_000_000).unwrap();
+
+    let latency: Vec<u64> = values.iter().filter(|v| v.1 == 0).map(|v| v.2).collect();
+    let service: Vec<u64> = values.iter().filter(|v| v.1 == 1).map(|v| v.2).collect();
+    assert_eq!(
+        latency.len(),
+        1_999,
+        "every intended start is measured, none skipped"
+    );
+    assert_eq!(stats.ios[0], 1_999);
+    let late: Vec<u64> = latency.iter().copied().filter(|&v| v > 20_000).collect();
+    assert!(
+        (499..=501).contains(&late.len()),
+        "backlog of {}",
+        late.len()
+    );
+    assert!(
+        late[0] >= 500_000_000,
+        "the first carries the whole stall: {}",
+        late[0]
+    );
+    assert!(
+        late.windows(2).all(|w| w[1] < w[0]),
+        "the backlog drains one period at a time"
+    );
+    let mut sorted = latency.clone();
+    sorted.sort_unstable();
+    let p99 = sorted[sorted.len() * 99 / 100];
+    assert!(p99 >= 100_000_000, "p99 {p99} carries the stall");
+    // Service time never saw the stall: the fake clock does not move during I/O.
+    assert!(service.iter().all(|&v| v == 0));
+}
+
+#[test]
+fn a_real_short_run_analyses_and_matches_its_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(dir.path().join("a.dat"))
+        .args([
+            "--size",
+            "8M",
+            "--rw",
+            "randrw",
+            "--mix",
+            "70",
+            "--iodepth",
+            "4",
+            "--jobs",
+            "2",
+        ])
+        .args([
+            "--fsync",
+            "16",
+            "--runtime",
+            "1500ms",
+            "--interval-length",
+            "500ms",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = run_json(&out);
+    assert_eq!(run["probe"], "disk");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/run.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&run).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(run["load"], "closed-loop");
+    let tags: Vec<&str> = run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["read", "write", "fsync"]);
+    let disk = &run["disk"];
+    assert_eq!(disk["engine"], "io_uring");
+    let summaries = common::summaries(&out, &[]);
+    for dir in ["read", "write", "fsync"] {
+        let s = common::series(&summaries, dir);
+        assert_eq!(
+            s["count"], disk["ios"][dir],
+            "{dir}: analyze and the run agree"
+        );
+    }
+    let reads = disk["ios"]["read"].as_f64().unwrap();
+    let writes = disk["ios"]["write"].as_f64().unwrap();
+    let share = reads / (reads + writes);
+    assert!((0.6..0.8).contains(&share), "--mix 70 gave {share}");
+    // Interval counts add up to the totals; rates are counts over lengths.
+    let intervals = disk["intervals"].as_array().unwrap();
+    let counted: u64 = intervals.iter().map(|i| i["ios"].as_u64().unwrap()).sum();
+    assert_eq!(counted as f64, reads + writes);
+    for i in intervals {
+        let rate = i["ios"].as_f64().unwrap() / (i["length_ns"].as_f64().unwrap() / 1e9);
+        assert!((rate - i["iops"].as_f64().unwrap()).abs() < 1e-6 * rate.max(1.0));
+        let bandwidth = i["bandwidth_bytes_per_s"].as_f64().unwrap();
+        assert!((bandwidth - rate * 4096.0).abs() <= 1e-9 * bandwidth.max(1.0));
+    }
+    assert!(disk["cpu"]["jobs_per_io_ns"].as_f64().unwrap() > 0.0);
+    let wa = &disk["write_amplification"];
+    assert!(wa["stack"]["factor"].as_f64().is_some() || wa["stack"]["not_available"].is_string());
+    assert!(wa["device"]["not_available"].as_str().unwrap().len() > 5);
+}
+
+#[test]
+fn rate_mode_labels_latency_and_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(dir.path().join("r.dat"))
+        .args([
+            "--size",
+            "4M",
+            "--rate",
+            "500/s",
+            "--runtime",
+            "1s",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = run_json(&out);
+    assert_eq!(run["load"], "open-loop");
+    let series = run["series"].as_array().unwrap();
+    assert_eq!(series[0]["tag"], "read");
+    assert_eq!(series[0]["measured_from"], "intended-start");
+    assert_eq!(series[1]["tag"], "read.service");
+    assert_eq!(series[1]["measured_from"], "actual-start");
+    let n = run["disk"]["ios"]["read"].as_u64().unwrap();
+    assert!((400..=500).contains(&n), "500/s for 1 s gave {n}");
+}
+
+#[test]
+fn bad_input_is_refused_with_what_to_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("b.dat");
+    let f = f.to_str().unwrap();
+    refused(
+        &["disk", "--file", f, "--size", "1M", "--bs", "1000"],
+        "--bs 1000: O_DIRECT needs a multiple",
+    );
+    refused(
+        &["disk", "--file", f, "--size", "2k", "--bs", "4k"],
+        "smaller than --bs",
+    );
+    refused(
+        &["disk", "--file", f, "--mix", "70"],
+        "--mix sets the share of reads of --rw randrw",
+    );
+    refused(
+        &["disk", "--file", f, "--rw", "randrw", "--mix", "101"],
+        "101",
+    );
+    refused(
+        &["disk", "--file", f, "--fsync", "4"],
+        "--fsync needs a workload that writes",
+    );
+    refused(
+        &["disk", "--file", f, "--engine", "psync", "--iodepth", "8"],
+        "--engine psync runs one I/O at a time",
+    );
+    refused(
+        &["disk", "--file", f, "--device", "/dev/null"],
+        "cannot be used with",
+    );
+    refused(
+        &["disk", "--device", "/dev/cauda-no-such-disk"],
+        "does not exist",
+    );
+    refused(&["disk", "--device", f, "--size", "1M"], "does not exist");
+    refused(&["disk", "--device", "/dev/null"], "not a block device");
+    refused(&["disk", "--file", f, "--random", "zipf:1"], "zipf:THETA");
+    assert!(
+        !Path::new(f).exists(),
+        "nothing was created by refused runs"
+    );
+}
+
+#[test]
+fn ctrl_c_saves_the_run_with_its_disk_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cauda"))
+        .args(["disk", "--file"])
+        .arg(dir.path().join("c.dat"))
+        .args(["--size", "4M", "--runtime", "60s", "-q", "-o"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The signal handler is installed before the file is created: wait for
+    // the file, give the run a moment to measure, then interrupt.
+    let file = dir.path().join("c.dat");
+    for _ in 0..300 {
+        if file.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let run = run_json(&out);
+    assert_eq!(run["interrupted"], true);
+    assert!(run["duration_ns"].as_u64().unwrap() < 30_000_000_000);
+    let reads = run["disk"]["ios"]["read"].as_u64().unwrap();
+    assert!(reads > 0);
+    let summaries = common::summaries(&out, &[]);
+    assert_eq!(common::series(&summaries, "read")["count"], reads);
+}
+
+#[test]
+fn failed_and_short_ios_are_counted_by_errno_never_timed() {
+    // The target is opened read-only, so every write fails with EBADF; the
+    // file is then cut to half the region, so reads past the end come back
+    // short. Both engines must count each, and time only the good reads.
+    for kind in [EngineKind::Psync, EngineKind::IoUring] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("e.dat");
+        drop(target::open(&request(&path, true)).unwrap());
+        let t = target::open(&request(&path, false)).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(t.region_len / 2)
+            .unwrap();
+        let depth = if kind == EngineKind::Psync { 1 } else { 4 };
+        let mut engine = make_engine(kind, &t, depth, 4096, 1).unwrap();
+        let spec = WorkloadSpec {
+            rw: Rw::Randrw,
+            read_pct: 50,
+            distribution: Distribution::Uniform,
+            region_start: 0,
+            region_len: t.region_len,
+            block: 4096,
+            fsync_every: 0,
+        };
+        let mut workload = Workload::new(&spec, 0, 1, 9);
+        let mut values: Vec<(u64, usize, u64)> = Vec::new();
+        let mut stats = JobStats::default();
+        let stop = StopFlag::new();
+        let mut map = SeriesMap::default();
+        map.latency[0] = Some(0);
+        map.latency[1] = Some(1);
+        let clock = cauda::record::MonotonicClock;
+        let end = cauda::record::Clock::now(&clock) + 200_000_000;
+        Job {
+            engine: &mut engine,
+            workload: &mut workload,
+            sink: &mut values,
+            series: map,
+            stats: &mut stats,
+            verify: None,
+            stop: &stop,
+        }
+        .closed_loop(&clock, end)
+        .unwrap();
+        let failed_writes = stats.faults["write EBADF"];
+        let short_reads = stats.faults["read short"];
+        assert!(
+            failed_writes > 10 && short_reads > 10,
+            "{kind:?}: {:?}",
+            stats.faults
+        );
+        assert_eq!(stats.ios[1], 0, "no write succeeded");
+        assert!(stats.ios[0] > 10, "reads inside the file succeed");
+        assert_eq!(
+            values.iter().filter(|v| v.1 == 1).count(),
+            0,
+            "failures are not timed"
+        );
+        assert_eq!(values.len() as u64, stats.ios[0]);
+        assert_eq!(
+            stats.total_ios(),
+            stats.ios[0] + failed_writes + short_reads
+        );
+        assert!(stats.fatal.is_none(), "EBADF does not stop the run");
+    }
+}
