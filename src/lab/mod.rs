@@ -55,7 +55,7 @@ enum Ended {
 /// Runs the suite.
 pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
     let started = Instant::now();
-    let lab_dir = prepare_dir(&args.dir)?;
+    let lab_dir = prepare_dir(&args.dir, !args.skip.contains(&StepKind::Disk))?;
     let disk_file = lab_dir.join("disk.data");
     let free = crate::sys::filesystem_space(&args.dir)
         .map(|(_, free)| free)
@@ -131,7 +131,7 @@ pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
 }
 
 /// Checks `--dir` and its free space, then creates the lab directory.
-fn prepare_dir(dir: &Path) -> Result<PathBuf> {
+fn prepare_dir(dir: &Path, disk: bool) -> Result<PathBuf> {
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
@@ -155,15 +155,17 @@ fn prepare_dir(dir: &Path) -> Result<PathBuf> {
                 dir.display()
             ))
         })?;
-    let needed = steps::disk_size(0, true) + steps::HEADROOM;
+    let file = if disk { steps::disk_size(0, true) } else { 0 };
+    let needed = file + steps::HEADROOM;
     if free < needed {
         return Err(input_error(format!(
-            "--dir {}: the lab needs {} MiB free (a 64 MiB test file for the disk steps and room \
-             for the runs) but the filesystem has {} MiB; free some space, point --dir at \
-             another filesystem, or --skip disk",
+            "--dir {}: the lab needs {} MiB free ({}room for the runs) but the filesystem has {} \
+             MiB; free some space or point --dir at another filesystem{}",
             dir.display(),
             needed >> 20,
-            free >> 20
+            if disk { "a 64 MiB test file for the disk steps and " } else { "" },
+            free >> 20,
+            if disk { ", or --skip disk" } else { "" }
         )));
     }
     let stamp = humantime::format_rfc3339_seconds(SystemTime::now())

@@ -150,7 +150,7 @@ pub fn disk_size(free: u64, quick: bool) -> u64 {
 }
 
 /// Free space the suite needs beside the disk file (run files, logs).
-pub const HEADROOM: u64 = 64 << 20;
+pub const HEADROOM: u64 = 8 << 20;
 
 #[cfg(test)]
 mod tests {

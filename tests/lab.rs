@@ -1,0 +1,151 @@
+//! `cauda lab` as a newcomer runs it: one command, a directory of results,
+//! the findings, and clear refusals.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{cauda, refused};
+
+fn lab_dir_in(dir: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("cauda-lab-"))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.into_iter().next().unwrap()
+}
+
+#[test]
+fn quick_lab_writes_every_run_a_report_and_findings() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let started = Instant::now();
+    let out = cauda()
+        .args(["lab", "--quick", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let lab = lab_dir_in(dir.path());
+    for name in [
+        "timer",
+        "hiccup",
+        "disk-randread-qd1",
+        "disk-randwrite-qd32",
+        "net-tcp-gap0",
+        "net-tcp-gap500us",
+    ] {
+        let run = lab.join(format!("{name}.json"));
+        let text = std::fs::read_to_string(&run).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(text.starts_with("{\"schema\":\"cauda.run/1\""), "{name}");
+        assert!(lab.join(format!("{name}.log")).exists(), "{name} log");
+    }
+    let audit: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(lab.join("audit.json")).unwrap()).unwrap();
+    assert_eq!(audit["schema"], "cauda.audit/1");
+    let report = std::fs::read_to_string(lab.join("report.html")).unwrap();
+    assert!(report.contains("<svg"), "the report has charts");
+    let summary = std::fs::read_to_string(lab.join("summary.txt")).unwrap();
+    assert_eq!(summary, stdout, "summary.txt is what was printed");
+    let findings = summary
+        .split("== Findings")
+        .nth(1)
+        .expect("a findings section");
+    for n in ["1. ", "2. ", "3. "] {
+        assert!(findings.contains(n), "{findings}");
+    }
+    assert!(
+        findings.contains("after 500 µs idle"),
+        "the idle wake-up cost is among the findings: {findings}"
+    );
+    assert!(!lab.join("disk.data").exists(), "the disk file is removed");
+    assert!(
+        std::fs::read_dir(&lab)
+            .unwrap()
+            .all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".hlog")),
+        "progress logs are removed"
+    );
+    // The budget is 30 s on an idle host; a loaded CI machine gets slack.
+    assert!(started.elapsed() < Duration::from_secs(90), "{:?}", started.elapsed());
+}
+
+#[test]
+fn ctrl_c_keeps_what_was_measured_and_still_summarises() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let child = StdCommand::new(env!("CARGO_BIN_EXE_cauda"))
+        .args(["lab", "--quick", "--skip", "audit,disk,net", "--dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The timer step (3 s) is running; interrupt the lab alone, as `kill`
+    // would, so the lab must pass the signal on.
+    std::thread::sleep(Duration::from_millis(1500));
+    StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let lab = lab_dir_in(dir.path());
+    let timer = std::fs::read_to_string(lab.join("timer.json")).unwrap();
+    assert!(timer.contains("\"interrupted\":true"), "the step saved its run");
+    assert!(!lab.join("hiccup.json").exists(), "no step starts after Ctrl-C");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("== Findings"));
+}
+
+#[test]
+fn bad_directories_are_refused_before_anything_runs() {
+    refused(&["lab", "--dir", "/nonexistent-cauda-dir"], "give an existing directory");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    refused(
+        &["lab", "--dir", &file.path().display().to_string()],
+        "is not a directory",
+    );
+    refused(&["lab", "--skip", "everything"], "invalid value");
+}
+
+#[test]
+fn a_filesystem_without_room_is_refused_with_what_is_needed() {
+    if is_root().is_none() {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = StdCommand::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (a container?)");
+        return;
+    }
+    let out = cauda()
+        .args(["lab", "--quick", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let _ = StdCommand::new("umount").arg(dir.path()).status();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("MiB free"), "{stderr}");
+    assert!(stderr.contains("--skip disk"), "{stderr}");
+}
+
+/// `Some(())` when running as root (read from /proc, no unsafe).
+fn is_root() -> Option<()> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status.lines().find(|l| l.starts_with("Uid:"))?;
+    (uid.split_whitespace().nth(1)? == "0").then_some(())
+}
