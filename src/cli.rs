@@ -57,6 +57,12 @@ pub enum Command {
     ///
     /// Example: cauda merge host1.json host2.json -o fleet.json
     Merge(MergeArgs),
+    /// Write a self-contained HTML report with charts: summary with
+    /// confidence intervals, percentile spectrum, histogram, timelines with
+    /// stalls, host conditions, and a before/after table with --baseline.
+    ///
+    /// Example: cauda report run1.json run2.json -o report.html --baseline before.json
+    Report(crate::report::html::ReportArgs),
 }
 
 fn rate(text: &str) -> Result<Rate, String> {
