@@ -106,5 +106,6 @@ document.querySelectorAll("figure.timeline").forEach(function(fig){
     tip.style.left=left+"px";tip.style.top=(ev.clientY-box.top+10)+"px";
   });
 });
+document.documentElement.classList.add("js");
 })();
 "#;

@@ -144,20 +144,21 @@ pub fn build(
         ..analyze::Options::default()
     };
     analyze::validate(&analysis_options)?;
-    let comparisons = match baseline {
+    let prep = prepare::prepare(inputs, baseline, &analysis_options)?;
+    let comparisons = match prep.inputs.iter().find(|i| i.baseline) {
         Some(base) => {
             let compare_options = compare::CompareOptions {
                 confidence: options.confidence,
                 ..compare::CompareOptions::default()
             };
-            inputs
+            prep.inputs
                 .iter()
-                .map(|new| compare::compare(base, new, &compare_options))
+                .filter(|i| !i.baseline)
+                .map(|new| compare::compare(&base.decoded, &new.decoded, &compare_options))
                 .collect::<Result<Vec<_>>>()?
         }
         None => Vec::new(),
     };
-    let prep = prepare::prepare(inputs, baseline, &analysis_options)?;
     let mut charts = Vec::new();
     let mut page = Page::new(&options.title);
 

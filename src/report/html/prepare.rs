@@ -1,12 +1,17 @@
 //! What the charts draw, gathered once: the analysis of every input (run
 //! in parallel, one input per thread), and per series the quantile steps of
 //! its merged histogram and its log-spaced bins.
+//!
+//! Each stored interval histogram is decoded once, into the sparse
+//! in-memory form the model keeps for fresh runs; the analysis, the charts
+//! and the comparison then all read that copy instead of decoding again.
 
 use anyhow::Result;
 
 use crate::analyze::{self, InputAnalysis, SeriesAnalysis};
 use crate::formats::Loaded;
-use crate::model::Series;
+use crate::model::series::{HistogramData, pack_entries};
+use crate::model::{IntervalRecord, Series};
 
 /// Histogram bins per decade of latency.
 pub const BINS_PER_DECADE: f64 = 20.0;
@@ -70,6 +75,8 @@ pub struct SeriesView {
 pub struct InputView<'a> {
     /// The loaded input.
     pub loaded: &'a Loaded,
+    /// The same input with every histogram decoded (series only, no run series).
+    pub decoded: Loaded,
     /// True for `--baseline`.
     pub baseline: bool,
     /// Its short name (file name, or the path when names clash).
@@ -188,8 +195,73 @@ fn file_name(source: &str) -> String {
         .unwrap_or_else(|| source.to_string())
 }
 
-/// One input's analysis and the shapes of its series.
-type Analysed = (InputAnalysis, Vec<Shape>);
+/// One input's decoded copy, analysis and the shapes of its series.
+type Analysed = (Loaded, InputAnalysis, Vec<Shape>);
+
+/// A copy of `loaded` whose interval histograms are sparse pairs, decoded
+/// once. Errors name the input, series and interval, as the analysis would.
+pub fn decoded(loaded: &Loaded) -> Result<Loaded> {
+    let series = loaded
+        .series
+        .iter()
+        .map(|s| {
+            let intervals = s
+                .intervals
+                .iter()
+                .enumerate()
+                .map(|(i, iv)| {
+                    let histogram = match &iv.histogram {
+                        HistogramData::Sparse(packed) => HistogramData::Sparse(packed.clone()),
+                        HistogramData::Encoded(_) if iv.count == 0 => {
+                            HistogramData::Sparse(Vec::new())
+                        }
+                        HistogramData::Encoded(_) => HistogramData::Sparse(pack_entries(
+                            iv.entries()
+                                .map_err(|e| {
+                                    crate::error::input_error(format!(
+                                        "{}: series '{}', interval {i}: {e}",
+                                        loaded.source, s.tag
+                                    ))
+                                })?
+                                .iter()
+                                .copied(),
+                        )),
+                    };
+                    Ok(IntervalRecord {
+                        start_ns: iv.start_ns,
+                        length_ns: iv.length_ns,
+                        count: iv.count,
+                        min: iv.min,
+                        max: iv.max,
+                        sum: iv.sum,
+                        clamped: iv.clamped,
+                        histogram,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Series {
+                tag: s.tag.clone(),
+                unit: s.unit.clone(),
+                measured_from: s.measured_from,
+                intervals,
+                reported: s.reported.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // Only the series are decoded; the rest of the run (host, warnings) is
+    // kept as is, without its stored series.
+    let run = loaded.run.as_ref().map(|r| {
+        let mut r = r.clone();
+        r.series = Vec::new();
+        r
+    });
+    Ok(Loaded {
+        source: loaded.source.clone(),
+        format: loaded.format,
+        series,
+        run,
+    })
+}
 
 /// Analyses every input (one thread per input, at most as many as CPUs)
 /// and shapes its series.
@@ -203,8 +275,9 @@ pub fn prepare<'a>(
         .into_iter()
         .chain(inputs.iter().map(|l| (l, false)))
         .collect();
-    let work = |loaded: &Loaded| -> Result<Analysed> {
-        let mut analysis = analyze::analyze(std::slice::from_ref(loaded), options)?;
+    let work = |original: &Loaded| -> Result<Analysed> {
+        let loaded = decoded(original)?;
+        let mut analysis = analyze::analyze(std::slice::from_ref(&loaded), options)?;
         let input = analysis.inputs.remove(0);
         let shapes = loaded
             .series
@@ -215,7 +288,7 @@ pub fn prepare<'a>(
                     .map_err(|e| crate::error::input_error(format!("{}: {e}", loaded.source)))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok((input, shapes))
+        Ok((loaded, input, shapes))
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -257,7 +330,7 @@ pub fn prepare<'a>(
     let mut views = Vec::with_capacity(all.len());
     let mut series = Vec::new();
     for (i, ((loaded, is_baseline), result)) in all.iter().zip(results).enumerate() {
-        let (analysis, shapes) = result.ok_or_else(|| {
+        let (decoded, analysis, shapes) = result.ok_or_else(|| {
             anyhow::anyhow!("{}: the analysis failed unexpectedly", loaded.source)
         })??;
         let clash = names.iter().filter(|n| **n == names[i]).count() > 1;
@@ -287,6 +360,7 @@ pub fn prepare<'a>(
         }
         views.push(InputView {
             loaded,
+            decoded,
             baseline: *is_baseline,
             name,
             analysis,

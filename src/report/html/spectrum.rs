@@ -205,7 +205,11 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
         }
         svg.raw("</g>");
     }
-    place_band_labels(&mut svg, &mut band_labels, frame.right() + 4.0);
+    // Shares are labelled only when one series has clusters: with more,
+    // a label could not say whose band it is (the bands' tooltips do).
+    if band_labels.iter().all(|l| l.2 == band_labels[0].2) {
+        place_band_labels(&mut svg, &mut band_labels, frame.right() + 4.0);
+    }
 
     let mut max_labels: Vec<(f64, f64, String, usize)> = Vec::new();
     for (k, s) in &series {
