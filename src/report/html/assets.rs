@@ -27,6 +27,9 @@ details summary{cursor:pointer;color:var(--accent);font-size:14px;margin:6px 0}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td small{display:block;color:#5a5a5a;font-size:11px}
 td.name{white-space:nowrap;font-weight:600}
+tr.group th{background:#f7f8f9;font-weight:600;font-size:14px;padding-top:10px;text-align:left}
+tr.group .meta{font-weight:400;font-size:12px;margin-left:8px}
+tr.group .warn{font-weight:400;font-size:13px;margin-top:4px}
 td.rough{background:#fff6dc}
 td.insufficient{color:#777;background:#f2f2f2}
 td.na{color:#888}

@@ -189,8 +189,9 @@ pub fn build(
              <p class=\"caption\">Each line is the latency below which a share of the values fall: left is the \
              median, each step right is ten times rarer (90 %, 99 %, 99.9 % …). A line ends where its sample \
              runs out (at 1 − 1/n), at its max (○). Dots mark percentiles a tool printed without its \
-             distribution. Bands: latency clusters, drawn when a series has more than one. Click a legend \
-             entry to hide or show a series.{}</p>",
+             distribution. Bands: latency clusters, drawn when a series has more than one (and at most {} \
+             series are drawn). Click a legend entry to hide or show a series.{}</p>",
+            spectrum::MAX_BANDED,
             undrawn(&prep)
         ),
     );

@@ -15,6 +15,9 @@ use crate::units::format_ns;
 
 const WIDTH: f64 = 1000.0;
 const PLOT_HEIGHT: f64 = 400.0;
+/// Cluster bands are drawn for at most this many series: beyond, the
+/// overlapping bands would hide the lines.
+pub const MAX_BANDED: usize = 3;
 
 /// The x position (1/(1−q)) of quantile `q` in a sample of `n`: the far end
 /// is 1 − 1/n, where the sample runs out.
@@ -177,7 +180,7 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
 
     // Cluster bands first, under the lines.
     let mut band_labels: Vec<(f64, String, usize)> = Vec::new();
-    for (k, s) in &series {
+    for (k, s) in series.iter().filter(|_| series.len() <= MAX_BANDED) {
         let clusters = &prep.analysis(s).clusters;
         if clusters.len() < 2 {
             continue;

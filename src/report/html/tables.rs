@@ -75,7 +75,7 @@ fn describe(prep: &Prepared, i: usize) -> String {
     parts.join(" · ")
 }
 
-/// The summary tables, one per input.
+/// The summary table: a group of rows per input, a row per series.
 pub fn summary(prep: &Prepared) -> String {
     let mut keys: Vec<String> = Vec::new();
     for input in &prep.inputs {
@@ -88,24 +88,32 @@ pub fn summary(prep: &Prepared) -> String {
         }
     }
     let level = format!("{:.0} % CI", prep.confidence * 100.0);
-    let mut out = String::new();
+    let columns = keys.len() + 6;
+    let mut out = String::from(
+        "<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>series</th><th>samples</th><th>min</th>",
+    );
+    for k in &keys {
+        let _ = write!(out, "<th>p{}</th>", esc(k));
+    }
+    out.push_str("<th>max</th><th>mean</th><th>median</th></tr></thead><tbody>");
+    let (mut closed_loop, mut printed_any) = (Vec::new(), false);
     for (i, input) in prep.inputs.iter().enumerate() {
         let a = &input.analysis;
         let role = if input.baseline { " (baseline)" } else { "" };
         let _ = write!(
             out,
-            "<div class=\"input\"><h3>{}{role}</h3><p class=\"meta\">{}</p>",
+            "<tr class=\"group\"><th colspan=\"{columns}\">{}{role} <span class=\"meta\">{}</span>",
             esc(&input.name),
             esc(&describe(prep, i))
         );
         if a.interrupted {
-            out.push_str("<p class=\"warn\">This run was interrupted: it holds what was measured until then.</p>");
+            out.push_str("<div class=\"warn\">This run was interrupted: it holds what was measured until then.</div>");
         }
         if let Some(run) = &input.loaded.run {
             for w in &run.warnings {
                 let _ = write!(
                     out,
-                    "<p class=\"warn\">warning: {} — {}</p>",
+                    "<div class=\"warn\">warning: {} — {}</div>",
                     esc(&w.message),
                     esc(&w.advice)
                 );
@@ -119,16 +127,12 @@ pub fn summary(prep: &Prepared) -> String {
             if !faults.is_empty() {
                 let _ = write!(
                     out,
-                    "<p class=\"warn\">faults counted: {}</p>",
+                    "<div class=\"warn\">faults counted: {}</div>",
                     esc(&faults.join(", "))
                 );
             }
         }
-        out.push_str("<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>series</th><th>samples</th><th>min</th>");
-        for k in &keys {
-            let _ = write!(out, "<th>p{}</th>", esc(k));
-        }
-        out.push_str("<th>max</th><th>mean</th><th>median</th></tr></thead><tbody>");
+        out.push_str("</th></tr>");
         for (k, view) in prep.series.iter().enumerate().filter(|(_, s)| s.input == i) {
             let s = &a.series[view.index];
             let sum = &s.summary;
@@ -204,18 +208,25 @@ pub fn summary(prep: &Prepared) -> String {
                 if median_known { "" } else { " na" },
             );
         }
-        out.push_str("</tbody></table></div>");
         let closed = a.load == Some(LoadMode::ClosedLoop)
             || a.series
                 .iter()
                 .any(|s| s.measured_from == MeasuredFrom::ActualStart);
         if closed {
-            out.push_str("<p class=\"note\">Closed loop / service time: a stall delays the next operation, so it counts once instead of as the backlog it caused (coordinated omission).</p>");
+            closed_loop.push(input.name.as_str());
         }
-        if a.series.iter().any(|s| s.percentiles_only) {
-            out.push_str("<p class=\"note\">Printed percentiles: the tool wrote only these numbers, not its distribution, so this series appears in the table and the spectrum (as the printed points) but not in the histogram or the timeline.</p>");
-        }
-        out.push_str("</div>");
+        printed_any |= a.series.iter().any(|s| s.percentiles_only);
+    }
+    out.push_str("</tbody></table></div>");
+    if !closed_loop.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"note\">Closed loop / service time ({}): a stall delays the next operation, so it counts once instead of as the backlog it caused (coordinated omission).</p>",
+            esc(&closed_loop.join(", "))
+        );
+    }
+    if printed_any {
+        out.push_str("<p class=\"note\">Printed percentiles: the tool wrote only these numbers, not its distribution, so such a series appears in the table and the spectrum (as the printed points) but not in the histogram or the timeline.</p>");
     }
     let _ = write!(
         out,

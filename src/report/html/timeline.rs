@@ -20,6 +20,9 @@ use crate::units::format_ns;
 
 const WIDTH: f64 = 1000.0;
 const PLOT_HEIGHT: f64 = 230.0;
+/// Stalls are numbered on the chart up to this many (beyond, the numbers
+/// would be a wall; the table lists them).
+const MAX_NUMBERED: usize = 40;
 /// Pixels per decimation bucket.
 const BUCKET_PX: f64 = 2.0;
 
@@ -192,7 +195,11 @@ pub fn render(
             swatch: false,
         })
         .chain((!stalls.is_empty()).then(|| LegendEntry {
-            label: "stall (numbered as in the stall table)".into(),
+            label: if stalls.len() <= MAX_NUMBERED {
+                "stall (numbered as in the stall table)".into()
+            } else {
+                format!("stall ({})", stalls.len())
+            },
             colour: STALL_FILL.into(),
             dash: String::new(),
             series: None,
@@ -267,7 +274,7 @@ pub fn render(
         ));
         let text = format!("{}", i + 1);
         let cx = x0 + w / 2.0;
-        if cx - text_width(&text, 10.0) / 2.0 > last_label + 3.0 {
+        if stalls.len() <= MAX_NUMBERED && cx - text_width(&text, 10.0) / 2.0 > last_label + 3.0 {
             svg.text(
                 cx,
                 frame.top + 11.0,
