@@ -252,6 +252,26 @@ fn inline(v: &Value) -> String {
     }
 }
 
+/// The fields of a stall beyond the ones the table shows (hints the
+/// analysis attached), as HTML list items: arrays item by item.
+fn stall_extras(stall: &Value) -> Vec<String> {
+    stall
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(key, _)| !STALL_KEYS.contains(&key.as_str()))
+                .flat_map(|(key, v)| match v {
+                    Value::Array(items) => items
+                        .iter()
+                        .map(|h| format!("<li>{}</li>", esc(&inline(h))))
+                        .collect::<Vec<_>>(),
+                    v => vec![format!("<li>{}: {}</li>", esc(key), esc(&inline(v)))],
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The stall table of one series, with any extra fields (hints) the
 /// analysis attached.
 pub fn stalls(prep: &Prepared, k: usize) -> String {
@@ -268,26 +288,19 @@ pub fn stalls(prep: &Prepared, k: usize) -> String {
         if a.stalls.len() <= OPEN { " open" } else { "" },
         a.stalls.len()
     );
-    out.push_str(
-        "<thead><tr><th>#</th><th>when</th><th>p99</th><th>max</th><th>completions</th><th>interval mean</th><th>why</th><th>hints</th></tr></thead><tbody>",
+    let extras: Vec<Vec<String>> = a
+        .stalls
+        .iter()
+        .take(SHOWN)
+        .map(|stall| stall_extras(&serde_json::to_value(stall).unwrap_or(Value::Null)))
+        .collect();
+    let hints = extras.iter().any(|e| !e.is_empty());
+    let _ = write!(
+        out,
+        "<thead><tr><th>#</th><th>when</th><th>p99</th><th>max</th><th>completions</th><th>interval mean</th><th>why</th>{}</tr></thead><tbody>",
+        if hints { "<th>hints</th>" } else { "" }
     );
-    for (i, stall) in a.stalls.iter().enumerate().take(SHOWN) {
-        let json = serde_json::to_value(stall).unwrap_or(Value::Null);
-        let extra: Vec<String> = json
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .filter(|(key, _)| !STALL_KEYS.contains(&key.as_str()))
-                    .map(|(key, v)| match v {
-                        Value::Array(items) => items
-                            .iter()
-                            .map(|h| format!("<li>{}</li>", esc(&inline(h))))
-                            .collect::<String>(),
-                        v => format!("<li>{}: {}</li>", esc(key), esc(&inline(v))),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    for (i, (stall, extra)) in a.stalls.iter().zip(&extras).enumerate() {
         let reasons: Vec<String> = stall
             .reasons
             .iter()
@@ -295,7 +308,7 @@ pub fn stalls(prep: &Prepared, k: usize) -> String {
             .collect();
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}–{} s</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}–{} s</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>{}</tr>",
             i + 1,
             super::svg::trim_number(stall.start_s, 3),
             super::svg::trim_number(stall.end_s, 3),
@@ -304,10 +317,10 @@ pub fn stalls(prep: &Prepared, k: usize) -> String {
             thousands(stall.count),
             format_ns(stall.mean),
             esc(&reasons.join(", ")),
-            if extra.is_empty() {
-                "—".to_string()
-            } else {
-                format!("<ul class=\"hints\">{}</ul>", extra.join(""))
+            match (hints, extra.is_empty()) {
+                (false, _) => String::new(),
+                (true, true) => "<td>—</td>".into(),
+                (true, false) => format!("<td><ul class=\"hints\">{}</ul></td>", extra.join("")),
             }
         );
     }
@@ -569,6 +582,24 @@ mod tests {
         assert_eq!(v, "43.90 µs");
         assert_eq!(ci, "43.10–44.20");
         assert_eq!(with_ci(1_000, [None, Some(2_000_000)]).1, "≤ 2000");
+    }
+
+    #[test]
+    fn extra_stall_fields_become_hints() {
+        let stall = serde_json::json!({
+            "start_s": 13.0, "end_s": 15.0, "p99": 1, "max": 2, "count": 3, "mean": 4.0,
+            "reasons": ["high-p99"],
+            "hints": [{"counter": "psi.io.some", "change": "+38 %"}, "kswapd ran <1 ms>"]
+        });
+        assert_eq!(
+            stall_extras(&stall),
+            [
+                "<li>counter: psi.io.some, change: +38 %</li>",
+                "<li>kswapd ran &lt;1 ms&gt;</li>"
+            ]
+        );
+        let plain = serde_json::json!({"start_s": 1.0, "reasons": []});
+        assert!(stall_extras(&plain).is_empty());
     }
 
     #[test]
