@@ -171,7 +171,8 @@ fn hover_data_keeps_every_interval_max_of_a_real_run() {
     let page = report(dir.path(), &[run.as_os_str()]);
     let start = page.find("class=\"hover-data\">").unwrap() + "class=\"hover-data\">".len();
     let end = page[start..].find("</script>").unwrap() + start;
-    let hover: Vec<Vec<f64>> = serde_json::from_str(&page[start..end]).unwrap();
+    let hover: Value = serde_json::from_str(&page[start..end]).unwrap();
+    let hover: Vec<Vec<f64>> = serde_json::from_value(hover["b"].clone()).unwrap();
     assert!(
         hover.len() > 100 && hover.len() <= 450,
         "{} buckets",
@@ -405,6 +406,24 @@ fn headless_chromium_renders_every_chart() {
         dom.contains("class=\"js\""),
         "the page's script did not run to the end"
     );
+
+    // Hover: a copy of the page with a script that moves the mouse over the
+    // first timeline and stores what the tooltip says.
+    let probe = page.replace(
+        "</body>",
+        "<script>var a=document.querySelector('figure.timeline rect.hover');\
+         var r=a.getBoundingClientRect();\
+         a.dispatchEvent(new MouseEvent('mousemove',{clientX:r.left+r.width/2,clientY:r.top+r.height/2,bubbles:true}));\
+         document.body.setAttribute('data-tip',document.querySelector('figure.timeline .tip').textContent);</script></body>",
+    );
+    std::fs::write(&html, probe).unwrap();
+    let hovered = String::from_utf8(browse(&["--dump-dom"])).unwrap();
+    let tip_at = hovered.find("data-tip=\"").expect("the probe script ran") + 10;
+    let tip = &hovered[tip_at..tip_at + hovered[tip_at..].find('"').unwrap()];
+    for needle in [" s", "completions", "p50 ", "p99 ", "max ", "mean ", "µs"] {
+        assert!(tip.contains(needle), "tooltip '{tip}' lacks '{needle}'");
+    }
+    std::fs::write(&html, &page).unwrap();
     let ids: Vec<&str> = page
         .match_indices("<svg id=\"")
         .map(|(i, _)| {

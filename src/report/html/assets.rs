@@ -87,7 +87,8 @@ function fmt(ns){
 function range(lo,hi){return lo===hi?fmt(hi):fmt(lo)+" \u2013 "+fmt(hi);}
 document.querySelectorAll("figure.timeline").forEach(function(fig){
   var svg=fig.querySelector("svg"),area=svg.querySelector("rect.hover"),rule=svg.querySelector("line.rule");
-  var tip=fig.querySelector(".tip"),data=JSON.parse(fig.querySelector("script.hover-data").textContent);
+  var tip=fig.querySelector(".tip"),hover=JSON.parse(fig.querySelector("script.hover-data").textContent);
+  var data=hover.b,stalls=hover.s;
   var x0=+area.getAttribute("x"),w=+area.getAttribute("width"),t1=+area.getAttribute("data-t1");
   function hide(){tip.hidden=true;rule.setAttribute("visibility","hidden");}
   area.addEventListener("mouseleave",hide);
@@ -99,10 +100,11 @@ document.querySelectorAll("figure.timeline").forEach(function(fig){
     var d=data[lo];if(!d){hide();return;}
     var x=x0+((d[0]+d[1])/2)/t1*w;
     rule.setAttribute("x1",x);rule.setAttribute("x2",x);rule.setAttribute("visibility","visible");
-    var when=(d[2]>1?d[2]+" intervals, ":"")+d[0]+"\u2013"+d[1]+" s";
-    tip.innerHTML=d[3]===0?when+"<br>nothing completed":
+    var when=(d[2]>1?d[2]+" intervals, ":"")+d[0]+"\u2013"+d[1]+" s",stall="";
+    stalls.forEach(function(s,i){if(s[0]<d[1]&&s[1]>d[0]){stall+="<br><b>stall "+(i+1)+"</b> ("+s[0]+"\u2013"+s[1]+" s)";}});
+    tip.innerHTML=d[3]===0?"<b>"+when+"</b><br>nothing completed"+stall:
       "<b>"+when+"</b><br>completions "+d[3].toLocaleString("en")+"<br>p50 "+range(d[4],d[5])+
-      "<br>p99 "+range(d[6],d[7])+"<br>max "+fmt(d[8])+"<br>mean "+fmt(d[9]);
+      "<br>p99 "+range(d[6],d[7])+"<br>max "+fmt(d[8])+"<br>mean "+fmt(d[9])+stall;
     tip.hidden=false;
     var box=fig.getBoundingClientRect(),left=ev.clientX-box.left+14;
     if(left+tip.offsetWidth>box.width){left=ev.clientX-box.left-tip.offsetWidth-14;}

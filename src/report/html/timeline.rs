@@ -169,11 +169,12 @@ fn hover_json(points: &[IntervalPoint], buckets: &[Bucket]) -> String {
     out
 }
 
-/// The chart and its hover table (JSON), for one series' intervals.
+/// The chart and its hover data, for one series' intervals.
 pub struct Timeline {
     /// The SVG.
     pub svg: String,
-    /// The hover table.
+    /// The hover data, JSON: `{"b": buckets (see `hover_json`), "s": [[stall
+    /// start, end], …]}` in seconds.
     pub hover: String,
 }
 
@@ -293,29 +294,51 @@ pub fn render(
         } else {
             format!(" stroke-dasharray=\"{d}\"")
         };
-        let width = if name == "max" { "1.2" } else { "1.8" };
+        // Dense (decimated) timelines get thinner lines so the four stay apart.
+        let dense = points.len() > n_buckets;
+        let width = match (name, dense) {
+            ("max", _) => "1.2",
+            (_, true) => "1.1",
+            _ => "1.8",
+        };
         svg.raw(&format!(
             "<path class=\"line {name}\" d=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"{width}\" stroke-linejoin=\"round\"{dash}><title>interval {name}</title></path>",
             polyline(&decimate(points, &buckets, value), &x_axis, &y_axis)
         ));
     }
-    svg.raw(&format!(
-        "<line class=\"rule\" x1=\"0\" y1=\"{}\" x2=\"0\" y2=\"{}\" stroke=\"#444\" stroke-width=\"1\" visibility=\"hidden\"/>",
-        num(frame.top),
-        num(frame.bottom())
-    ));
-    svg.raw(&format!(
-        "<rect class=\"hover\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"transparent\" data-t1=\"{}\"/>",
-        num(frame.left),
-        num(frame.top),
-        num(frame.width),
-        num(frame.height),
-        svg::trim_number(t_end, 3)
-    ));
+    // The hover layer only works with the page's script; a standalone
+    // chart keeps the stalls' own tooltips reachable instead.
+    if !standalone {
+        svg.raw(&format!(
+            "<line class=\"rule\" x1=\"0\" y1=\"{}\" x2=\"0\" y2=\"{}\" stroke=\"#444\" stroke-width=\"1\" visibility=\"hidden\"/>",
+            num(frame.top),
+            num(frame.bottom())
+        ));
+        svg.raw(&format!(
+            "<rect class=\"hover\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"transparent\" data-t1=\"{}\"/>",
+            num(frame.left),
+            num(frame.top),
+            num(frame.width),
+            num(frame.height),
+            svg::trim_number(t_end, 3)
+        ));
+    }
     legend(&mut svg, &entries, 20.0, legend_top, WIDTH - 100.0);
     Timeline {
         svg: svg.finish(),
-        hover: hover_json(points, &buckets),
+        hover: format!(
+            "{{\"b\":{},\"s\":[{}]}}",
+            hover_json(points, &buckets),
+            stalls
+                .iter()
+                .map(|s| format!(
+                    "[{},{}]",
+                    svg::trim_number(s.start_s, 3),
+                    svg::trim_number(s.end_s, 3)
+                ))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
     }
 }
 
