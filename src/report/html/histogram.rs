@@ -4,10 +4,9 @@
 
 use std::fmt::Write;
 
+use super::legend::{LegendEntry, legend, legend_height};
 use super::prepare::{Bin, Prepared, Shape};
-use super::svg::{
-    self, Axis, Frame, LegendEntry, Scale, Svg, Tick, colour, dash, esc, legend, legend_height, num,
-};
+use super::svg::{self, Axis, Frame, Scale, Svg, Tick, colour, dash, esc, num};
 
 const WIDTH: f64 = 1000.0;
 const PLOT_HEIGHT: f64 = 340.0;

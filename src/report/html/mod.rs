@@ -11,6 +11,8 @@
 
 mod assets;
 pub mod histogram;
+pub mod host;
+pub mod legend;
 pub mod prepare;
 pub mod spectrum;
 pub mod svg;
@@ -163,7 +165,7 @@ pub fn build(
     let mut page = Page::new(&options.title);
 
     page.intro(&prep, inputs.len(), baseline.is_some());
-    page.out.push_str(&tables::findings(&prep));
+    page.out.push_str(&host::findings(&prep));
     page.section("summary", "Summary", &tables::summary(&prep));
 
     let log = spectrum::render(&prep, true, "chart-spectrum", false);
@@ -273,7 +275,7 @@ pub fn build(
         let body: String = comparisons.iter().map(tables::comparison).collect();
         page.section("comparison", "Before / after", &body);
     }
-    page.section("host", "Host conditions", &tables::hosts(&prep));
+    page.section("host", "Host conditions", &host::hosts(&prep));
     Ok(Report {
         html: page.finish(),
         charts,

@@ -6,10 +6,10 @@
 
 use std::fmt::Write;
 
+use super::legend::{LegendEntry, legend, legend_height};
 use super::prepare::{Prepared, SeriesView, Shape};
 use super::svg::{
-    self, Axis, Frame, LegendEntry, Scale, Svg, Tick, colour, dash, esc, legend, legend_height,
-    num, text_width, trim_number,
+    self, Axis, Frame, Scale, Svg, Tick, colour, dash, esc, num, text_width, trim_number,
 };
 use crate::units::format_ns;
 

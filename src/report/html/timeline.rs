@@ -13,9 +13,8 @@ use std::fmt::Write;
 use crate::analyze::stalls::IntervalPoint;
 use crate::analyze::stalls::Stall;
 
-use super::svg::{
-    self, Axis, Frame, LegendEntry, Scale, Svg, legend, legend_height, num, text_width,
-};
+use super::legend::{LegendEntry, legend, legend_height};
+use super::svg::{self, Axis, Frame, Scale, Svg, num, text_width};
 use crate::units::format_ns;
 
 const WIDTH: f64 = 1000.0;
