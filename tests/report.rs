@@ -116,6 +116,23 @@ fn an_hlog_with_three_tags_draws_three_series_everywhere() {
             "no tick {tick}"
         );
     }
+    // …and each sits where 1/(1−q) puts it: the axis spans 10^0..10^5 over
+    // the plot's 806 px from x = 84, so 99 % (10^2) is at 2/5 of it.
+    for (k, tick) in ["0 %", "90 %", "99 %", "99.9 %", "99.99 %", "99.999 %"]
+        .iter()
+        .enumerate()
+    {
+        let end = spectrum.find(&format!(">{tick}</text>")).unwrap();
+        let start = spectrum[..end].rfind("<text x=\"").unwrap() + 9;
+        let x: f64 = spectrum[start..start + spectrum[start..].find('"').unwrap()]
+            .parse()
+            .unwrap();
+        let expected = 84.0 + 806.0 * k as f64 / 5.0;
+        assert!(
+            (x - expected).abs() < 0.11,
+            "{tick} at x={x}, not {expected}"
+        );
+    }
     // Each series' max, as the analysis states it, is marked and labelled.
     let analysis: Value = serde_json::from_slice(
         &cauda()
