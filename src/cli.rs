@@ -81,6 +81,12 @@ pub enum Command {
     ///
     /// Example: cauda hiccup --runtime 10s --cpus 0,1
     Hiccup(HiccupArgs),
+    /// Write a self-contained HTML report with charts: summary with
+    /// confidence intervals, percentile spectrum, histogram, timelines with
+    /// stalls, host conditions, and a before/after table with --baseline.
+    ///
+    /// Example: cauda report run1.json run2.json -o report.html --baseline before.json
+    Report(crate::report::html::ReportArgs),
 }
 
 /// `cauda host`.

@@ -50,6 +50,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Merge(args) => merge(args),
         Command::Host(args) => host(args),
         Command::Hiccup(args) => hiccup(args),
+        Command::Report(args) => report_html(args),
     }
 }
 
@@ -320,5 +321,34 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
         run.series.len(),
         args.output.display()
     );
+    Ok(Outcome::Done)
+}
+
+fn report_html(args: report::html::ReportArgs) -> Result<Outcome> {
+    output::check_writable(&args.output, output::OwnKind::Other, args.force, "-o")?;
+    if let Some(dir) = &args.svg {
+        report::html::check_svg_dir(dir)?;
+    }
+    let options = report::html::Options {
+        title: args.title.unwrap_or_else(|| "cauda report".into()),
+        confidence: args.confidence,
+    };
+    analyze::validate(&analyze::Options {
+        confidence: options.confidence,
+        ..analyze::Options::default()
+    })?;
+    let inputs = load_all(&args.files, &args.input)?;
+    let baseline = args
+        .baseline
+        .as_ref()
+        .map(|path| formats::load(path, &args.input.read_options()))
+        .transpose()?;
+    let built = report::html::build(&inputs, baseline.as_ref(), &options, args.svg.is_some())?;
+    output::write_atomic(&args.output, built.html.as_bytes())?;
+    eprintln!("wrote {}", args.output.display());
+    if let Some(dir) = &args.svg {
+        let written = report::html::write_svgs(dir, &built.charts, args.force)?;
+        eprintln!("wrote {} chart(s) into {}", written.len(), dir.display());
+    }
     Ok(Outcome::Done)
 }

@@ -67,13 +67,19 @@ fn quick_lab_writes_every_run_a_report_and_findings() {
     );
     assert!(!lab.join("disk.data").exists(), "the disk file is removed");
     assert!(
-        std::fs::read_dir(&lab)
+        std::fs::read_dir(&lab).unwrap().all(|e| !e
             .unwrap()
-            .all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".hlog")),
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".hlog")),
         "progress logs are removed"
     );
     // The budget is 30 s on an idle host; a loaded CI machine gets slack.
-    assert!(started.elapsed() < Duration::from_secs(90), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(90),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -98,14 +104,23 @@ fn ctrl_c_keeps_what_was_measured_and_still_summarises() {
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let lab = lab_dir_in(dir.path());
     let timer = std::fs::read_to_string(lab.join("timer.json")).unwrap();
-    assert!(timer.contains("\"interrupted\":true"), "the step saved its run");
-    assert!(!lab.join("hiccup.json").exists(), "no step starts after Ctrl-C");
+    assert!(
+        timer.contains("\"interrupted\":true"),
+        "the step saved its run"
+    );
+    assert!(
+        !lab.join("hiccup.json").exists(),
+        "no step starts after Ctrl-C"
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("== Findings"));
 }
 
 #[test]
 fn bad_directories_are_refused_before_anything_runs() {
-    refused(&["lab", "--dir", "/nonexistent-cauda-dir"], "give an existing directory");
+    refused(
+        &["lab", "--dir", "/nonexistent-cauda-dir"],
+        "give an existing directory",
+    );
     let file = tempfile::NamedTempFile::new().unwrap();
     refused(
         &["lab", "--dir", &file.path().display().to_string()],

@@ -163,7 +163,11 @@ fn prepare_dir(dir: &Path, disk: bool) -> Result<PathBuf> {
              MiB; free some space or point --dir at another filesystem{}",
             dir.display(),
             needed >> 20,
-            if disk { "a 64 MiB test file for the disk steps and " } else { "" },
+            if disk {
+                "a 64 MiB test file for the disk steps and "
+            } else {
+                ""
+            },
             free >> 20,
             if disk { ", or --skip disk" } else { "" }
         )));

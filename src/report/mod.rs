@@ -1,4 +1,5 @@
-//! Output for people: terminal tables (and later Markdown and HTML).
+//! Output for people: terminal tables, Markdown and the HTML report.
 
 pub mod compare;
+pub mod html;
 pub mod table;
