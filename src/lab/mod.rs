@@ -26,6 +26,7 @@ use crate::Outcome;
 use crate::error::input_error;
 use crate::formats::{self, ReadOptions};
 use crate::record::StopFlag;
+use crate::units::format_ns;
 use progress::Progress;
 use steps::{Step, StepKind};
 
@@ -285,10 +286,9 @@ fn summarise(ended: &[(&Step, Ended)]) -> Result<String> {
         }
         let loaded = formats::load(&step.output, &ReadOptions::new(crate::units::TimeUnit::Ns))?;
         let analysis = crate::analyze::analyze(&[loaded], &crate::analyze::Options::default())?;
-        out += &format!("\n== {} ({})\n", step.title, step.name);
-        out += &crate::report::table::render(&analysis);
         analysed.push((*step, analysis));
     }
+    out += &table(&analysed);
     let audit: Option<serde_json::Value> = ended
         .iter()
         .find(|(s, e)| s.kind == StepKind::Audit && matches!(e, Ended::Done))
@@ -316,6 +316,65 @@ fn summarise(ended: &[(&Step, Ended)]) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// One line per measured series: the figures a reader compares first.
+/// `≈` marks a percentile with under 100 samples above it, `—` one the
+/// sample cannot bound (as in `cauda analyze`).
+fn table(analysed: &[(&Step, crate::analyze::Analysis)]) -> String {
+    use crate::analyze::ci::Support;
+    let mut rows = vec![[
+        "step", "series", "samples", "p50", "p99", "p99.9", "max", "stalls",
+    ]
+    .map(String::from)];
+    for (step, analysis) in analysed {
+        for series in analysis.inputs.iter().flat_map(|i| &i.series) {
+            if series.tag == "self" {
+                continue;
+            }
+            let at = |key: &str| {
+                let value = series.summary.percentiles.0.iter().find(|(k, _)| k == key);
+                match (value, series.support.get(key)) {
+                    (_, Some(Support::Insufficient)) | (None, _) => "—".to_string(),
+                    (Some((_, v)), Some(Support::Rough)) => format!("≈{}", format_ns(*v as f64)),
+                    (Some((_, v)), _) => format_ns(*v as f64),
+                }
+            };
+            rows.push([
+                step.title.to_string(),
+                series.tag.clone(),
+                crate::report::table::thousands(series.summary.count),
+                at("50"),
+                at("99"),
+                at("99.9"),
+                format_ns(series.summary.max as f64),
+                series.stalls.len().to_string(),
+            ]);
+        }
+    }
+    let widths: Vec<usize> = (0..8)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::from("\n");
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| {
+                let pad = w - cell.chars().count();
+                if c < 2 {
+                    format!("{cell}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{cell}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out += cells.join("  ").trim_end();
+        out += "\n";
+    }
+    out += "\nEvery run in full: cauda analyze FILE, and report.html beside them.\n";
+    out
 }
 
 /// Renders `report.html` from the run files, as `cauda report` does.
