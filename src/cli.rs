@@ -37,6 +37,16 @@ pub enum Command {
     ///
     /// Example: cauda timer --interval 1ms --runtime 10s --priority 80 --cpus 0
     Timer(TimerArgs),
+    /// Measure network round-trip latency against `cauda serve` (sockperf-class):
+    /// the full round trip, never halved; `--rate` for open loop.
+    ///
+    /// Example: cauda net --loopback --proto udp --runtime 10s
+    Net(crate::probe::net::args::NetArgs),
+    /// Answer `cauda net`'s messages (TCP, or UDP with --udp), on loopback
+    /// unless told otherwise; misbehaving clients are dropped.
+    ///
+    /// Example: cauda serve --listen 127.0.0.1:7470
+    Serve(crate::probe::net::args::ServeArgs),
     /// Summarise runs and other tools' outputs (fio, sockperf, cyclictest,
     /// HdrHistogram, numbers): percentiles with confidence intervals, MAD,
     /// clusters, stalls, fan-out.

@@ -148,3 +148,30 @@ pub fn hold_cpu_dma_latency(limit_us: i32) -> io::Result<std::fs::File> {
     file.write_all(&limit_us.to_ne_bytes())?;
     Ok(file)
 }
+
+/// Waits up to `timeout_ms` for `fd` to become readable (`poll(2)`).
+/// Returns `Ok(true)` when it is (or has an error or hang-up to report),
+/// `Ok(false)` on timeout or when a signal interrupted the wait.
+pub fn poll_readable(fd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one valid pollfd and nfds is 1; the borrowed fd is
+    // open for the duration of the call.
+    let rc = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
+    match rc {
+        n if n > 0 => Ok(true),
+        0 => Ok(false),
+        _ => {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                Ok(false)
+            } else {
+                Err(err)
+            }
+        }
+    }
+}
