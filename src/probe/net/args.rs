@@ -102,7 +102,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_conns: usize,
     /// Largest frame accepted or sent, in bytes (at most 65507).
-    #[arg(long, value_name = "BYTES", default_value = "64k", value_parser = size)]
+    #[arg(long, value_name = "BYTES", default_value = "65507", value_parser = size)]
     pub max_message: u32,
     /// Close a TCP connection that sends nothing for this long.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]

@@ -211,14 +211,20 @@ impl Link {
             },
             _ => unreachable!("a link has a socket"),
         };
-        result.map_err(|e| self.io_error("sending", e))
+        result.map_err(|e| self.io_error("sending to", e))
     }
 
     fn io_error(&self, doing: &str, e: io::Error) -> anyhow::Error {
         match e.kind() {
             ErrorKind::ConnectionRefused => anyhow!(
-                "{doing} to {}: connection refused — the responder is gone (is `cauda serve` still running?)",
-                self.peer
+                "{doing} {}: connection refused — nothing answers there (is `cauda serve --listen {}{}` running?)",
+                self.peer,
+                self.peer,
+                if self.proto == Proto::Udp {
+                    " --udp"
+                } else {
+                    ""
+                }
             ),
             ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => {
                 anyhow!(
@@ -226,7 +232,7 @@ impl Link {
                     self.peer
                 )
             }
-            _ => anyhow!("{doing} to {} failed: {e}", self.peer),
+            _ => anyhow!("{doing} {} failed: {e}", self.peer),
         }
     }
 
@@ -283,7 +289,7 @@ impl Link {
                         return Ok(r);
                     }
                 }
-                Err(e) => return Err(self.io_error("receiving", e)),
+                Err(e) => return Err(self.io_error("receiving from", e)),
             }
         }
     }
@@ -313,7 +319,7 @@ impl Link {
                         return Ok(r);
                     }
                 }
-                Err(e) => return Err(self.io_error("receiving", e)),
+                Err(e) => return Err(self.io_error("receiving from", e)),
             }
         }
     }

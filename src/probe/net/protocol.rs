@@ -26,8 +26,8 @@ pub const HEADER_LEN: usize = 28;
 pub const MAGIC: u16 = 0xCA0D;
 /// The protocol version at offset 6.
 pub const VERSION: u8 = 1;
-/// The default largest frame a receiver accepts: 64 KiB.
-pub const DEFAULT_MAX_MESSAGE: u32 = 64 * 1024;
+/// The default largest frame a receiver accepts: the largest UDP payload.
+pub const DEFAULT_MAX_MESSAGE: u32 = MAX_MESSAGE_LIMIT;
 /// The largest frame anyone may ask for (a UDP datagram's payload limit).
 pub const MAX_MESSAGE_LIMIT: u32 = 65_507;
 

@@ -435,6 +435,9 @@ fn serve_conn(
                 let now = sys::monotonic_ns();
                 if !in_frame {
                     frame_began = now;
+                } else if now.saturating_sub(frame_began) > config.frame_timeout_ns {
+                    // A trickle of bytes keeps the read from timing out.
+                    return Closed::Slow;
                 }
                 last_activity = now;
                 end += n;
