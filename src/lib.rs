@@ -161,6 +161,7 @@ fn serve(args: probe::net::args::ServeArgs) -> Result<Outcome> {
     let config = probe::net::serve::ServeConfig {
         listen: args.listen,
         udp: args.udp,
+        engine: args.engine,
         max_conns: args.max_conns,
         max_message: args.max_message,
         idle_timeout_ns: args.idle_timeout,

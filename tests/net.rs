@@ -16,6 +16,9 @@ use serde_json::Value;
 mod common;
 use common::{cauda, refused};
 
+/// Both TCP engines of `cauda serve` must survive the same abuse.
+const ENGINES: [&str; 2] = ["threads", "epoll"];
+
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -375,103 +378,111 @@ fn a_frozen_responder_shows_as_the_backlog_in_rate_mode() {
 
 #[test]
 fn the_responder_drops_garbage_and_huge_lengths_and_serves_the_others() {
-    let server = Responder::start(&[]);
-    assert!(serves(server.addr));
+    for engine in ENGINES {
+        let server = Responder::start(&["--engine", engine]);
+        assert!(serves(server.addr));
 
-    // Seeded random bytes.
-    let mut garbage = vec![0u8; 4096];
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    for b in garbage.iter_mut() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *b = x as u8;
+        // Seeded random bytes.
+        let mut garbage = vec![0u8; 4096];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for b in garbage.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        let _ = s.write_all(&garbage);
+        assert!(closed_by_peer(&mut s), "garbage: connection dropped");
+        assert!(serves(server.addr));
+
+        // A valid header claiming 2^31 bytes.
+        let mut header = request(HEADER_LEN as u32, 1);
+        header[0..4].copy_from_slice(&(1u32 << 31).to_le_bytes());
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.write_all(&header).unwrap();
+        assert!(closed_by_peer(&mut s), "2^31: connection dropped");
+        assert!(serves(server.addr));
+        assert!(
+            server.rss_kib() < 64 * 1024,
+            "nothing near 2 GiB was allocated"
+        );
     }
-    let mut s = TcpStream::connect(server.addr).unwrap();
-    let _ = s.write_all(&garbage);
-    assert!(closed_by_peer(&mut s), "garbage: connection dropped");
-    assert!(serves(server.addr));
-
-    // A valid header claiming 2^31 bytes.
-    let mut header = request(HEADER_LEN as u32, 1);
-    header[0..4].copy_from_slice(&(1u32 << 31).to_le_bytes());
-    let mut s = TcpStream::connect(server.addr).unwrap();
-    s.write_all(&header).unwrap();
-    assert!(closed_by_peer(&mut s), "2^31: connection dropped");
-    assert!(serves(server.addr));
-    assert!(
-        server.rss_kib() < 64 * 1024,
-        "nothing near 2 GiB was allocated"
-    );
 }
 
 #[test]
 fn half_sent_frames_and_slow_senders_are_dropped_while_others_are_served() {
-    let server = Responder::start(&["--frame-timeout", "300ms"]);
-    let frame = request(200, 1);
+    for engine in ENGINES {
+        let server = Responder::start(&["--frame-timeout", "300ms", "--engine", engine]);
+        let frame = request(200, 1);
 
-    let mut half = TcpStream::connect(server.addr).unwrap();
-    half.write_all(&frame[..50]).unwrap();
-    // Held open: the responder serves another client meanwhile…
-    assert!(serves(server.addr));
-    // …and drops the half frame once its frame timeout passes.
-    let began = Instant::now();
-    assert!(closed_by_peer(&mut half));
-    assert!(began.elapsed() < Duration::from_secs(10));
+        let mut half = TcpStream::connect(server.addr).unwrap();
+        half.write_all(&frame[..50]).unwrap();
+        // Held open: the responder serves another client meanwhile…
+        assert!(serves(server.addr));
+        // …and drops the half frame once its frame timeout passes.
+        let began = Instant::now();
+        assert!(closed_by_peer(&mut half));
+        assert!(began.elapsed() < Duration::from_secs(10));
 
-    // A slow sender: one byte every 50 ms never completes a frame in 300 ms.
-    let mut slow = TcpStream::connect(server.addr).unwrap();
-    let mut dropped = false;
-    for b in &frame {
-        if slow.write_all(&[*b]).is_err() {
-            dropped = true;
-            break;
+        // A slow sender: one byte every 50 ms never completes a frame in 300 ms.
+        let mut slow = TcpStream::connect(server.addr).unwrap();
+        let mut dropped = false;
+        for b in &frame {
+            if slow.write_all(&[*b]).is_err() {
+                dropped = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            if began.elapsed() > Duration::from_secs(15) {
+                break;
+            }
         }
-        std::thread::sleep(Duration::from_millis(50));
-        if began.elapsed() > Duration::from_secs(15) {
-            break;
-        }
+        assert!(dropped || closed_by_peer(&mut slow), "slow sender dropped");
+        assert!(serves(server.addr));
     }
-    assert!(dropped || closed_by_peer(&mut slow), "slow sender dropped");
-    assert!(serves(server.addr));
 }
 
 #[test]
 fn hundreds_of_idle_connections_cost_bounded_memory() {
-    let server = Responder::start(&["--max-conns", "1000"]);
-    assert!(serves(server.addr));
-    let before = server.rss_kib();
-    let idle: Vec<TcpStream> = (0..300)
-        .map(|_| TcpStream::connect(server.addr).unwrap())
-        .collect();
-    // Every one is accepted and has its thread before we measure.
-    assert!(serves(server.addr));
-    std::thread::sleep(Duration::from_millis(300));
-    let after = server.rss_kib();
-    let per_conn = after.saturating_sub(before) / idle.len() as u64;
-    assert!(
-        per_conn < 64,
-        "{per_conn} KiB per idle connection ({before} → {after} KiB)"
-    );
-    drop(idle);
+    for engine in ENGINES {
+        let server = Responder::start(&["--max-conns", "1000", "--engine", engine]);
+        assert!(serves(server.addr));
+        let before = server.rss_kib();
+        let idle: Vec<TcpStream> = (0..300)
+            .map(|_| TcpStream::connect(server.addr).unwrap())
+            .collect();
+        // Every one is accepted and has its thread before we measure.
+        assert!(serves(server.addr));
+        std::thread::sleep(Duration::from_millis(300));
+        let after = server.rss_kib();
+        let per_conn = after.saturating_sub(before) / idle.len() as u64;
+        assert!(
+            per_conn < 64,
+            "{engine}: {per_conn} KiB per idle connection ({before} → {after} KiB)"
+        );
+        drop(idle);
+    }
 }
 
 #[test]
 fn connections_past_max_conns_are_closed_on_accept() {
-    let server = Responder::start(&["--max-conns", "5"]);
-    let held: Vec<TcpStream> = (0..5)
-        .map(|_| TcpStream::connect(server.addr).unwrap())
-        .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    let mut extra = TcpStream::connect(server.addr).unwrap();
-    let _ = extra.write_all(&request(64, 1));
-    assert!(closed_by_peer(&mut extra));
-    drop(held);
-    // Once they are gone, new clients are served again.
-    let t = Instant::now();
-    while !serves(server.addr) {
-        assert!(t.elapsed() < Duration::from_secs(10), "never served again");
-        std::thread::sleep(Duration::from_millis(100));
+    for engine in ENGINES {
+        let server = Responder::start(&["--max-conns", "5", "--engine", engine]);
+        let held: Vec<TcpStream> = (0..5)
+            .map(|_| TcpStream::connect(server.addr).unwrap())
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut extra = TcpStream::connect(server.addr).unwrap();
+        let _ = extra.write_all(&request(64, 1));
+        assert!(closed_by_peer(&mut extra));
+        drop(held);
+        // Once they are gone, new clients are served again.
+        let t = Instant::now();
+        while !serves(server.addr) {
+            assert!(t.elapsed() < Duration::from_secs(10), "never served again");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 

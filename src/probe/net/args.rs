@@ -98,6 +98,9 @@ pub struct ServeArgs {
     /// Serve UDP instead of TCP.
     #[arg(long)]
     pub udp: bool,
+    /// How TCP connections are served: a thread each, or one epoll loop.
+    #[arg(long, value_enum, default_value_t = super::serve::Engine::Threads)]
+    pub engine: super::serve::Engine,
     /// Most TCP connections served at once; more are closed on accept.
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_conns: usize,

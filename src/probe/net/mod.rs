@@ -13,6 +13,8 @@
 
 pub mod args;
 pub mod client;
+mod conn;
+mod epoll;
 pub mod protocol;
 pub mod serve;
 

@@ -16,7 +16,7 @@
 //!   is closed after `--idle-timeout`, and a reader that does not take its
 //!   replies is closed when a write blocks longer than `--frame-timeout`.
 
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -26,17 +26,28 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::protocol::{FrameError, HEADER_LEN, Header, Kind, MAX_MESSAGE_LIMIT};
+use super::conn::{Answer, Closed, Conn, Faults, reply_header};
+use super::protocol::{HEADER_LEN, Header, Kind, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::record::StopFlag;
 use crate::sys;
 
 /// How often blocked threads look at the stop flag and their deadlines.
 const TICK: Duration = Duration::from_millis(100);
-/// The per-connection buffer.
-const BUF_LEN: usize = 4096;
 /// The stack of a connection thread.
 const CONN_STACK: usize = 64 * 1024;
+
+/// How TCP connections are served.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// A thread per connection, blocking reads: the packet wakes the
+    /// connection's own thread.
+    #[default]
+    Threads,
+    /// One thread, one epoll loop, non-blocking sockets.
+    Epoll,
+}
 
 /// The responder's settings.
 #[derive(Clone, Debug)]
@@ -45,6 +56,8 @@ pub struct ServeConfig {
     pub listen: SocketAddr,
     /// UDP instead of TCP.
     pub udp: bool,
+    /// The TCP engine.
+    pub engine: Engine,
     /// Most TCP connections at once.
     pub max_conns: usize,
     /// Largest frame accepted or sent.
@@ -67,6 +80,7 @@ impl ServeConfig {
         ServeConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             udp,
+            engine: Engine::default(),
             max_conns: 512,
             max_message: super::protocol::DEFAULT_MAX_MESSAGE,
             idle_timeout_ns: 60_000_000_000,
@@ -187,7 +201,14 @@ impl Server {
             let (config, stats, stop) = (config.clone(), stats.clone(), stop.clone());
             let thread = std::thread::Builder::new()
                 .name("cauda-serve-accept".into())
-                .spawn(move || accept_loop(&listener, &config, &stats, &stop))
+                .spawn(move || match config.engine {
+                    Engine::Threads => accept_loop(&listener, &config, &stats, &stop),
+                    Engine::Epoll => {
+                        if let Err(e) = super::epoll::serve(&listener, &config, &stats, &stop) {
+                            eprintln!("cauda serve: the epoll loop failed: {e}");
+                        }
+                    }
+                })
                 .context("cannot start the responder thread")?;
             (addr, thread)
         };
@@ -263,19 +284,7 @@ fn accept_loop(
                 .name("cauda-serve-conn".into())
                 .stack_size(CONN_STACK)
                 .spawn(move || {
-                    let outcome = serve_conn(stream, &config, &stats2, &stop);
-                    match outcome {
-                        Closed::Peer | Closed::Stop | Closed::Reset => {}
-                        Closed::Malformed => {
-                            stats2.malformed.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Closed::Slow => {
-                            stats2.slow.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Closed::Idle => {
-                            stats2.idle.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
+                    count_closed(&stats2, serve_conn(stream, &config, &stats2, &stop));
                     stats2.open.fetch_sub(1, Ordering::Relaxed);
                 });
             if spawned.is_err() {
@@ -288,75 +297,19 @@ fn accept_loop(
     }
 }
 
-/// Why a connection ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Closed {
-    Peer,
-    Stop,
-    Reset,
-    Malformed,
-    Slow,
-    Idle,
-}
-
-/// Counts requests and applies the fault injection.
-#[derive(Debug, Default)]
-struct Faults {
-    n: u64,
-}
-
-/// What to do with a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Answer {
-    Once(u64),
-    Twice(u64),
-    Not,
-}
-
-impl Faults {
-    fn answer(&mut self, config: &ServeConfig, seq: u64) -> Answer {
-        self.n += 1;
-        let every = |k: Option<u64>| k.is_some_and(|k| self.n.is_multiple_of(k));
-        if every(config.drop_every) {
-            Answer::Not
-        } else if every(config.wrong_seq_every) {
-            Answer::Once(seq.wrapping_add(1 << 40))
-        } else if every(config.dup_every) {
-            Answer::Twice(seq)
-        } else {
-            Answer::Once(seq)
-        }
-    }
-}
-
-fn reply_header(request: &Header, seq: u64) -> Header {
-    Header {
-        len: request.response_size,
-        kind: Kind::Reply,
-        seq,
-        sent_ns: request.sent_ns,
-        response_size: request.response_size,
-    }
-}
-
-/// Writes one reply of `header.len` bytes from `out` (zeros past the header).
-fn write_reply(stream: &mut TcpStream, out: &mut [u8; BUF_LEN], header: &Header) -> io::Result<()> {
-    header.encode(&mut out[..HEADER_LEN]);
-    let mut left = header.len as usize;
-    let first = left.min(BUF_LEN);
-    stream.write_all(&out[..first])?;
-    left -= first;
-    // The rest are zeros: the buffer past the header is never written.
-    while left > 0 {
-        let n = left.min(BUF_LEN - HEADER_LEN);
-        stream.write_all(&out[HEADER_LEN..HEADER_LEN + n])?;
-        left -= n;
-    }
-    Ok(())
+/// Counts a closed connection by why it closed.
+pub(super) fn count_closed(stats: &ServeStats, why: Closed) {
+    let counter = match why {
+        Closed::Peer | Closed::Stop | Closed::Reset => return,
+        Closed::Malformed => &stats.malformed,
+        Closed::Slow => &stats.slow,
+        Closed::Idle => &stats.idle,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
 }
 
 fn serve_conn(
-    mut stream: TcpStream,
+    stream: TcpStream,
     config: &ServeConfig,
     stats: &ServeStats,
     stop: &StopFlag,
@@ -369,98 +322,19 @@ fn serve_conn(
     {
         return Closed::Reset;
     }
-    let mut buf = [0u8; BUF_LEN];
-    let mut out = [0u8; BUF_LEN];
-    let (mut start, mut end) = (0usize, 0usize);
-    // The request being read: its header and the payload bytes still to skip.
-    let mut pending: Option<(Header, usize)> = None;
-    let mut faults = Faults::default();
-    let mut frame_began = 0u64;
-    let mut last_activity = sys::monotonic_ns();
-    loop {
-        // Take every complete frame (or payload) the buffer holds.
+    let mut conn = Conn::new(stream);
+    let result = (|| -> Result<(), Closed> {
         loop {
-            if let Some((header, skip)) = pending {
-                let n = skip.min(end - start);
-                start += n;
-                if skip > n {
-                    pending = Some((header, skip - n));
-                    break;
-                }
-                pending = None;
-                let answer = faults.answer(config, header.seq);
-                let result = match answer {
-                    Answer::Not => Ok(()),
-                    Answer::Once(seq) => {
-                        write_reply(&mut stream, &mut out, &reply_header(&header, seq))
-                    }
-                    Answer::Twice(seq) => {
-                        write_reply(&mut stream, &mut out, &reply_header(&header, seq)).and_then(
-                            |()| write_reply(&mut stream, &mut out, &reply_header(&header, seq)),
-                        )
-                    }
-                };
-                match result {
-                    Ok(()) => {}
-                    Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                        return Closed::Slow;
-                    }
-                    Err(_) => return Closed::Reset,
-                }
-                if answer != Answer::Not {
-                    stats.replies.fetch_add(1, Ordering::Relaxed);
-                }
-                frame_began = sys::monotonic_ns();
-                continue;
+            conn.take_frames(config, stats)?;
+            if conn.read_once(config)? == 0 {
+                conn.check_deadlines(sys::monotonic_ns(), config)?;
             }
-            if end - start >= HEADER_LEN {
-                let header = match Header::decode(&buf[start..end], config.max_message) {
-                    Ok(h) if h.kind == Kind::Request => h,
-                    _ => return Closed::Malformed,
-                };
-                start += HEADER_LEN;
-                pending = Some((header, header.len as usize - HEADER_LEN));
-                continue;
+            if stop.is_raised() {
+                return Err(Closed::Stop);
             }
-            break;
         }
-        // Fewer than a header's bytes remain: move them to the front.
-        buf.copy_within(start..end, 0);
-        end -= start;
-        start = 0;
-        let in_frame = pending.is_some() || end > 0;
-        match stream.read(&mut buf[end..]) {
-            Ok(0) => return Closed::Peer,
-            Ok(n) => {
-                let now = sys::monotonic_ns();
-                if !in_frame {
-                    frame_began = now;
-                } else if now.saturating_sub(frame_began) > config.frame_timeout_ns {
-                    // A trickle of bytes keeps the read from timing out.
-                    return Closed::Slow;
-                }
-                last_activity = now;
-                end += n;
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if stop.is_raised() {
-                    return Closed::Stop;
-                }
-                let now = sys::monotonic_ns();
-                if in_frame && now.saturating_sub(frame_began) > config.frame_timeout_ns {
-                    return Closed::Slow;
-                }
-                if !in_frame && now.saturating_sub(last_activity) > config.idle_timeout_ns {
-                    return Closed::Idle;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return Closed::Reset,
-        }
-        if stop.is_raised() {
-            return Closed::Stop;
-        }
-    }
+    })();
+    result.err().unwrap_or(Closed::Stop)
 }
 
 fn serve_udp(socket: &UdpSocket, config: &ServeConfig, stats: &ServeStats, stop: &StopFlag) {
@@ -476,7 +350,7 @@ fn serve_udp(socket: &UdpSocket, config: &ServeConfig, stats: &ServeStats, stop:
         };
         let header = match Header::decode_datagram(&buf[..n], config.max_message) {
             Ok(h) if h.kind == Kind::Request => h,
-            Ok(_) | Err(FrameError::Truncated(_) | _) => {
+            _ => {
                 stats.malformed.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
