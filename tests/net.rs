@@ -209,6 +209,37 @@ fn loopback_runs_in_both_protocols_record_the_full_round_trip() {
 }
 
 #[test]
+fn gap_and_busy_poll_runs_keep_the_accounting() {
+    let dir = tempfile::tempdir().unwrap();
+    // --gap: every ping waits at least 2 ms after the previous reply.
+    let doc = net_run(
+        dir.path(),
+        "gap.json",
+        &["--loopback", "--runtime", "500ms", "--gap", "2ms", "-q"],
+    );
+    assert_accounted(&doc);
+    assert!(fault(&doc, "sent") <= 251, "{}", doc["faults"]);
+    assert_eq!(doc["parameters"]["gap_ns"], 2_000_000);
+    // --busy-poll: non-blocking sockets, spinning.
+    let doc = net_run(
+        dir.path(),
+        "spin.json",
+        &[
+            "--loopback",
+            "--proto",
+            "udp",
+            "--runtime",
+            "500ms",
+            "--busy-poll",
+            "-q",
+        ],
+    );
+    assert_accounted(&doc);
+    assert_eq!(fault(&doc, "lost"), 0);
+    assert_eq!(doc["parameters"]["busy_poll"], true);
+}
+
+#[test]
 fn a_responder_dropping_every_tenth_message_is_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
     for (proto, flag) in [("udp", "--udp"), ("tcp", "--max-conns=8")] {

@@ -155,7 +155,8 @@ impl Conn {
                         .replies
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
-                self.frame_began = sys::monotonic_ns();
+                // Bytes left over began the next frame when they were read.
+                self.frame_began = self.last_activity;
                 continue;
             }
             if self.end - self.start >= HEADER_LEN {

@@ -5,6 +5,7 @@
 //! - [`protocol`]: the 28-byte-header framed protocol both sides speak;
 //! - [`serve`]: the responder (TCP threads, or one UDP thread), with limits;
 //! - [`client`]: the measuring loop, one connection per probe thread;
+//! - [`link`]: the client's socket: connect, send, receive by a deadline;
 //! - [`args`]: their command lines.
 //!
 //! Message accounting (sent, answered, lost, in flight, duplicates, late
@@ -15,6 +16,7 @@ pub mod args;
 pub mod client;
 mod conn;
 mod epoll;
+pub mod link;
 pub mod protocol;
 pub mod serve;
 
@@ -27,7 +29,8 @@ use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 
 use self::args::Proto;
-use self::client::{Conversation, Counts, Link, Pacing, SeriesIds, SharedCounts};
+use self::client::{Conversation, Counts, Pacing, SeriesIds, SharedCounts};
+use self::link::Link;
 use self::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
