@@ -6,7 +6,9 @@
 //! header stay zero. A header is validated before any payload is read.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::protocol::{HEADER_LEN, Header, Kind};
 use super::serve::{ServeConfig, ServeStats};
@@ -214,13 +216,90 @@ impl Conn {
 
     /// Closes a connection whose frame is overdue or that has idled too long.
     pub(super) fn check_deadlines(&self, now: u64, config: &ServeConfig) -> Result<(), Closed> {
-        if self.in_frame() {
-            if now.saturating_sub(self.frame_began) > config.frame_timeout_ns {
-                return Err(Closed::Slow);
-            }
-        } else if now.saturating_sub(self.last_activity) > config.idle_timeout_ns {
-            return Err(Closed::Idle);
+        verdict(
+            self.in_frame(),
+            self.frame_began,
+            self.last_activity,
+            now,
+            config,
+        )
+    }
+}
+
+/// The deadline rules: a begun frame must complete within the frame
+/// timeout, a connection between frames may idle for the idle timeout.
+fn verdict(
+    in_frame: bool,
+    began: u64,
+    last: u64,
+    now: u64,
+    config: &ServeConfig,
+) -> Result<(), Closed> {
+    if in_frame {
+        if now.saturating_sub(began) > config.frame_timeout_ns {
+            return Err(Closed::Slow);
         }
-        Ok(())
+    } else if now.saturating_sub(last) > config.idle_timeout_ns {
+        return Err(Closed::Idle);
+    }
+    Ok(())
+}
+
+/// What a connection thread publishes so the accept thread can close it
+/// when it is overdue or the responder stops: its thread blocks in `read`
+/// with no timeout (no timer armed per request, no wake-ups while idle),
+/// and a shutdown of the socket is what wakes it.
+#[derive(Debug)]
+pub(super) struct Watch {
+    stream: TcpStream,
+    /// When the current frame began; `u64::MAX` between frames.
+    began: AtomicU64,
+    last: AtomicU64,
+    why: Mutex<Option<Closed>>,
+}
+
+impl Watch {
+    /// Watches a connection through a clone of its socket.
+    pub(super) fn new(stream: &TcpStream) -> std::io::Result<Arc<Watch>> {
+        Ok(Arc::new(Watch {
+            stream: stream.try_clone()?,
+            began: AtomicU64::new(u64::MAX),
+            last: AtomicU64::new(sys::monotonic_ns()),
+            why: Mutex::new(None),
+        }))
+    }
+
+    /// Publishes the connection's deadlines (two relaxed stores).
+    #[inline]
+    pub(super) fn publish(&self, conn: &Conn) {
+        let began = if conn.in_frame() {
+            conn.frame_began
+        } else {
+            u64::MAX
+        };
+        self.began.store(began, Ordering::Relaxed);
+        self.last.store(conn.last_activity, Ordering::Relaxed);
+    }
+
+    /// Closes the connection if it is overdue (or `stopping`).
+    pub(super) fn check(&self, now: u64, config: &ServeConfig, stopping: bool) {
+        let began = self.began.load(Ordering::Relaxed);
+        let last = self.last.load(Ordering::Relaxed);
+        let why = if stopping {
+            Err(Closed::Stop)
+        } else {
+            verdict(began != u64::MAX, began, last, now, config)
+        };
+        if let Err(why) = why {
+            if let Ok(mut slot) = self.why.lock() {
+                slot.get_or_insert(why);
+            }
+            let _ = self.stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Why the watchdog closed the connection, if it did.
+    pub(super) fn why(&self) -> Option<Closed> {
+        self.why.lock().ok().and_then(|w| *w)
     }
 }

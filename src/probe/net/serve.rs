@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::conn::{Answer, Closed, Conn, Faults, reply_header};
+use super::conn::{Answer, Closed, Conn, Faults, Watch, reply_header};
 use super::protocol::{HEADER_LEN, Header, Kind, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::record::StopFlag;
@@ -253,41 +253,74 @@ fn accept_loop(
     stats: &Arc<ServeStats>,
     stop: &StopFlag,
 ) {
+    // Connection threads block in read with no timeout; this thread closes
+    // the overdue ones (and all of them when stopping) every tick.
+    let mut watches: Vec<Arc<Watch>> = Vec::new();
+    let mut last_sweep = sys::monotonic_ns();
     while !stop.is_raised() {
         match sys::poll_readable(listener.as_fd(), TICK.as_millis() as i32) {
-            Ok(true) => {}
-            Ok(false) => continue,
+            Ok(true) => accept_all(listener, config, stats, stop, &mut watches),
+            Ok(false) => {}
             Err(e) => {
                 eprintln!("cauda serve: waiting for connections failed: {e}");
                 std::thread::sleep(TICK);
-                continue;
             }
         }
-        loop {
-            let stream = match listener.accept() {
-                Ok((stream, _)) => stream,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                // Out of descriptors or a connection reset before accept:
-                // this one is lost, the server goes on.
-                Err(_) => break,
-            };
-            if stats.open.load(Ordering::Relaxed) >= config.max_conns {
-                stats.refused.fetch_add(1, Ordering::Relaxed);
-                drop(stream);
-                continue;
+        let now = sys::monotonic_ns();
+        if now.saturating_sub(last_sweep) >= TICK.as_nanos() as u64 {
+            last_sweep = now;
+            // A watch only this thread holds belongs to a finished connection.
+            watches.retain(|w| Arc::strong_count(w) > 1);
+            for watch in &watches {
+                watch.check(now, config, false);
             }
-            stats.open.fetch_add(1, Ordering::Relaxed);
-            stats.accepted.fetch_add(1, Ordering::Relaxed);
-            let (config, stats2, stop) = (config.clone(), stats.clone(), stop.clone());
-            let spawned = std::thread::Builder::new()
-                .name("cauda-serve-conn".into())
-                .stack_size(CONN_STACK)
-                .spawn(move || {
-                    count_closed(&stats2, serve_conn(stream, &config, &stats2, &stop));
-                    stats2.open.fetch_sub(1, Ordering::Relaxed);
-                });
-            if spawned.is_err() {
+        }
+    }
+    for watch in &watches {
+        watch.check(0, config, true);
+    }
+}
+
+fn accept_all(
+    listener: &TcpListener,
+    config: &ServeConfig,
+    stats: &Arc<ServeStats>,
+    stop: &StopFlag,
+    watches: &mut Vec<Arc<Watch>>,
+) {
+    loop {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            // Drained (WouldBlock), or out of descriptors or a connection
+            // reset before accept: the server goes on.
+            Err(_) => return,
+        };
+        if stats.open.load(Ordering::Relaxed) >= config.max_conns {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let Ok(watch) = Watch::new(&stream) else {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        stats.open.fetch_add(1, Ordering::Relaxed);
+        stats.accepted.fetch_add(1, Ordering::Relaxed);
+        let (config, stats2, stop, watch2) =
+            (config.clone(), stats.clone(), stop.clone(), watch.clone());
+        let spawned = std::thread::Builder::new()
+            .name("cauda-serve-conn".into())
+            .stack_size(CONN_STACK)
+            .spawn(move || {
+                count_closed(
+                    &stats2,
+                    serve_conn(stream, &watch2, &config, &stats2, &stop),
+                );
+                stats2.open.fetch_sub(1, Ordering::Relaxed);
+            });
+        match spawned {
+            Ok(_) => watches.push(watch),
+            Err(_) => {
                 // No thread for it (out of memory or a thread limit): the
                 // connection was dropped with the closure.
                 stats.open.fetch_sub(1, Ordering::Relaxed);
@@ -310,12 +343,13 @@ pub(super) fn count_closed(stats: &ServeStats, why: Closed) {
 
 fn serve_conn(
     stream: TcpStream,
+    watch: &Watch,
     config: &ServeConfig,
     stats: &ServeStats,
     stop: &StopFlag,
 ) -> Closed {
     if stream.set_nodelay(true).is_err()
-        || stream.set_read_timeout(Some(TICK)).is_err()
+        || stream.set_read_timeout(None).is_err()
         || stream
             .set_write_timeout(Some(Duration::from_nanos(config.frame_timeout_ns)))
             .is_err()
@@ -326,15 +360,16 @@ fn serve_conn(
     let result = (|| -> Result<(), Closed> {
         loop {
             conn.take_frames(config, stats)?;
-            if conn.read_once(config)? == 0 {
-                conn.check_deadlines(sys::monotonic_ns(), config)?;
-            }
+            watch.publish(&conn);
             if stop.is_raised() {
                 return Err(Closed::Stop);
             }
+            conn.read_once(config)?;
         }
     })();
-    result.err().unwrap_or(Closed::Stop)
+    let why = result.err().unwrap_or(Closed::Stop);
+    // A read ended by the watchdog's shutdown looks like the peer closing.
+    watch.why().unwrap_or(why)
 }
 
 fn serve_udp(socket: &UdpSocket, config: &ServeConfig, stats: &ServeStats, stop: &StopFlag) {
