@@ -1,129 +1,23 @@
-//! `cauda net` and `cauda serve` as users meet them: loopback runs in both
-//! protocols, message accounting against a responder that misbehaves on
-//! purpose, a responder frozen with SIGSTOP, and a responder that must
-//! survive clients that misbehave. Everything stays on 127.0.0.1.
+//! `cauda net` as users meet it: loopback runs in both protocols, message
+//! accounting against a responder that misbehaves on purpose, a responder
+//! frozen with SIGSTOP or killed mid-run, and connections refused. The
+//! responder under abuse is in `tests/serve.rs`. Everything stays on
+//! 127.0.0.1.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::Path;
-use std::process::{Child, Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::Duration;
 
-use cauda::probe::net::protocol::{HEADER_LEN, Header, Kind};
 use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
+mod netsupport;
 use common::{cauda, refused};
-
-/// Both TCP engines of `cauda serve` must survive the same abuse.
-const ENGINES: [&str; 2] = ["threads", "epoll"];
+use netsupport::Responder;
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-/// A `cauda serve` process on an ephemeral loopback port, killed on drop.
-struct Responder {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Responder {
-    fn start(extra: &[&str]) -> Responder {
-        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("cauda"))
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // "cauda serve: TCP on 127.0.0.1:PORT (max …"
-        let addr = line
-            .split(" on ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .parse()
-            .unwrap();
-        Responder { child, addr }
-    }
-
-    fn pid(&self) -> String {
-        self.child.id().to_string()
-    }
-
-    fn signal(&self, signal: &str) {
-        assert!(
-            StdCommand::new("kill")
-                .args([signal, &self.pid()])
-                .status()
-                .unwrap()
-                .success()
-        );
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .unwrap()
-            .parse()
-            .unwrap()
-    }
-}
-
-impl Drop for Responder {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn request(len: u32, seq: u64) -> Vec<u8> {
-    let mut frame = vec![0u8; len as usize];
-    Header {
-        len,
-        kind: Kind::Request,
-        seq,
-        sent_ns: 7,
-        response_size: len,
-    }
-    .encode(&mut frame);
-    frame
-}
-
-/// One well-formed TCP exchange on a fresh connection: the responder still serves.
-fn serves(addr: SocketAddr) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
-        return false;
-    };
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    if s.write_all(&request(100, 42)).is_err() {
-        return false;
-    }
-    let mut reply = [0u8; 100];
-    s.read_exact(&mut reply).is_ok()
-        && Header::decode(&reply, 100).is_ok_and(|h| h.seq == 42 && h.kind == Kind::Reply)
-}
-
-/// Waits until the responder closes `s` (EOF or reset); false after 10 s.
-fn closed_by_peer(s: &mut TcpStream) -> bool {
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut buf = [0u8; 256];
-    loop {
-        match s.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
-            Err(_) => return true,
-        }
-    }
 }
 
 fn net_run(dir: &Path, name: &str, args: &[&str]) -> Value {
@@ -182,6 +76,20 @@ fn loopback_runs_in_both_protocols_record_the_full_round_trip() {
                 "-q",
             ],
         );
+        let schema: Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/schemas/run.schema.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let errors: Vec<String> = jsonschema::validator_for(&schema)
+            .unwrap()
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
         assert_eq!(doc["probe"], "net");
         assert_eq!(doc["load"], "closed-loop");
         assert_eq!(doc["parameters"]["proto"], proto);
@@ -405,140 +313,6 @@ fn a_frozen_responder_shows_as_the_backlog_in_rate_mode() {
         rtt["percentiles"]["99"].as_u64().unwrap() >= 100_000_000,
         "the backlog behind it reaches p99: {rtt}"
     );
-}
-
-#[test]
-fn the_responder_drops_garbage_and_huge_lengths_and_serves_the_others() {
-    for engine in ENGINES {
-        let server = Responder::start(&["--engine", engine]);
-        assert!(serves(server.addr));
-
-        // Seeded random bytes.
-        let mut garbage = vec![0u8; 4096];
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        for b in garbage.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *b = x as u8;
-        }
-        let mut s = TcpStream::connect(server.addr).unwrap();
-        let _ = s.write_all(&garbage);
-        assert!(closed_by_peer(&mut s), "garbage: connection dropped");
-        assert!(serves(server.addr));
-
-        // A valid header claiming 2^31 bytes.
-        let mut header = request(HEADER_LEN as u32, 1);
-        header[0..4].copy_from_slice(&(1u32 << 31).to_le_bytes());
-        let mut s = TcpStream::connect(server.addr).unwrap();
-        s.write_all(&header).unwrap();
-        assert!(closed_by_peer(&mut s), "2^31: connection dropped");
-        assert!(serves(server.addr));
-        assert!(
-            server.rss_kib() < 64 * 1024,
-            "nothing near 2 GiB was allocated"
-        );
-    }
-}
-
-#[test]
-fn half_sent_frames_and_slow_senders_are_dropped_while_others_are_served() {
-    for engine in ENGINES {
-        let server = Responder::start(&["--frame-timeout", "300ms", "--engine", engine]);
-        let frame = request(200, 1);
-
-        let mut half = TcpStream::connect(server.addr).unwrap();
-        half.write_all(&frame[..50]).unwrap();
-        // Held open: the responder serves another client meanwhile…
-        assert!(serves(server.addr));
-        // …and drops the half frame once its frame timeout passes.
-        let began = Instant::now();
-        assert!(closed_by_peer(&mut half));
-        assert!(began.elapsed() < Duration::from_secs(10));
-
-        // A slow sender: one byte every 50 ms never completes a frame in 300 ms.
-        let mut slow = TcpStream::connect(server.addr).unwrap();
-        let mut dropped = false;
-        for b in &frame {
-            if slow.write_all(&[*b]).is_err() {
-                dropped = true;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-            if began.elapsed() > Duration::from_secs(15) {
-                break;
-            }
-        }
-        assert!(dropped || closed_by_peer(&mut slow), "slow sender dropped");
-        assert!(serves(server.addr));
-    }
-}
-
-#[test]
-fn hundreds_of_idle_connections_cost_bounded_memory() {
-    for engine in ENGINES {
-        let server = Responder::start(&["--max-conns", "1000", "--engine", engine]);
-        assert!(serves(server.addr));
-        let before = server.rss_kib();
-        let idle: Vec<TcpStream> = (0..300)
-            .map(|_| TcpStream::connect(server.addr).unwrap())
-            .collect();
-        // Every one is accepted and has its thread before we measure.
-        assert!(serves(server.addr));
-        std::thread::sleep(Duration::from_millis(300));
-        let after = server.rss_kib();
-        let per_conn = after.saturating_sub(before) / idle.len() as u64;
-        assert!(
-            per_conn < 64,
-            "{engine}: {per_conn} KiB per idle connection ({before} → {after} KiB)"
-        );
-        drop(idle);
-    }
-}
-
-#[test]
-fn connections_past_max_conns_are_closed_on_accept() {
-    for engine in ENGINES {
-        let server = Responder::start(&["--max-conns", "5", "--engine", engine]);
-        let held: Vec<TcpStream> = (0..5)
-            .map(|_| TcpStream::connect(server.addr).unwrap())
-            .collect();
-        std::thread::sleep(Duration::from_millis(300));
-        let mut extra = TcpStream::connect(server.addr).unwrap();
-        let _ = extra.write_all(&request(64, 1));
-        assert!(closed_by_peer(&mut extra));
-        drop(held);
-        // Once they are gone, new clients are served again.
-        let t = Instant::now();
-        while !serves(server.addr) {
-            assert!(t.elapsed() < Duration::from_secs(10), "never served again");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-#[test]
-fn udp_garbage_is_counted_not_answered() {
-    let server = Responder::start(&["--udp"]);
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.connect(server.addr).unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
-    let mut short = request(64, 1);
-    short.truncate(40);
-    for datagram in [vec![0xAB; 100], short] {
-        socket.send(&datagram).unwrap();
-        let mut buf = [0u8; 128];
-        assert!(socket.recv(&mut buf).is_err(), "no reply to garbage");
-    }
-    socket
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    socket.send(&request(64, 9)).unwrap();
-    let mut buf = [0u8; 128];
-    let n = socket.recv(&mut buf).unwrap();
-    assert_eq!(Header::decode_datagram(&buf[..n], 128).unwrap().seq, 9);
 }
 
 #[test]

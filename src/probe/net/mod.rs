@@ -3,7 +3,8 @@
 //! mode, no coordinated omission.
 //!
 //! - [`protocol`]: the 28-byte-header framed protocol both sides speak;
-//! - [`serve`]: the responder (TCP threads, or one UDP thread), with limits;
+//! - [`mod@serve`]: the responder (a thread per TCP connection or one epoll
+//!   loop; one UDP thread), with limits;
 //! - [`client`]: the measuring loop, one connection per probe thread;
 //! - [`link`]: the client's socket: connect, send, receive by a deadline;
 //! - [`args`]: their command lines.
