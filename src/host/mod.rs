@@ -1,5 +1,5 @@
 //! The host: what it is set to, recorded with every run.
 
-pub mod check;
 pub mod cpulist;
 pub mod snapshot;
+pub mod check;
