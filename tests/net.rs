@@ -164,7 +164,7 @@ fn a_responder_dropping_every_tenth_message_is_counted_exactly() {
                 "--runtime",
                 "1s",
                 "--timeout",
-                "20ms",
+                "200ms",
                 "-q",
             ],
         );
@@ -248,7 +248,7 @@ fn duplicated_and_wrongly_numbered_replies_are_counted() {
             "--runtime",
             "1s",
             "--timeout",
-            "20ms",
+            "200ms",
             "-q",
         ],
     );
