@@ -143,17 +143,19 @@ fn net(args: probe::net::args::NetArgs) -> Result<Outcome> {
     let finished = probe::net::run(&config, &destination, &stop)?;
     let faults = &finished.run.faults;
     let get = |k: &str| faults.get(k).copied().unwrap_or(0);
-    eprintln!(
-        "messages: {} sent, {} answered, {} lost, {} in flight at stop; replies: {} duplicate, {} late, {} wrong sequence, {} malformed",
-        get("sent"),
-        get("answered"),
-        get("lost"),
-        get("in_flight"),
-        get("duplicate"),
-        get("late"),
-        get("wrong_seq"),
-        get("malformed")
-    );
+    if !args.output.quiet {
+        eprintln!(
+            "messages: {} sent, {} answered, {} lost, {} in flight at stop; replies: {} duplicate, {} late, {} wrong sequence, {} malformed",
+            get("sent"),
+            get("answered"),
+            get("lost"),
+            get("in_flight"),
+            get("duplicate"),
+            get("late"),
+            get("wrong_seq"),
+            get("malformed")
+        );
+    }
     finish_run(finished, args.output.quiet)
 }
 

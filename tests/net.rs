@@ -22,14 +22,20 @@ fn read_json(path: &Path) -> Value {
 
 fn net_run(dir: &Path, name: &str, args: &[&str]) -> Value {
     let run = dir.join(name);
-    cauda()
+    let assert = cauda()
         .arg("net")
         .args(args)
         .arg("-o")
         .arg(&run)
         .assert()
         .success()
-        .stderr(predicate::str::contains("messages:"));
+        .stderr(predicate::str::contains("saved"));
+    if !args.contains(&"-q") {
+        // Without -q: the accounting on stderr, the table on stdout.
+        assert
+            .stderr(predicate::str::contains("messages:"))
+            .stdout(predicate::str::contains("rtt").and(predicate::str::contains("p99")));
+    }
     read_json(&run)
 }
 
@@ -73,7 +79,6 @@ fn loopback_runs_in_both_protocols_record_the_full_round_trip() {
                 "--runtime",
                 "1s",
                 "--report-half",
-                "-q",
             ],
         );
         let schema: Value = serde_json::from_str(

@@ -69,7 +69,8 @@ pub struct NetArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration, conflicts_with = "rate")]
     pub gap: Option<u64>,
     /// A reply not received within this long is counted lost (and, in rate
-    /// mode, recorded at this latency: it was slow, not absent).
+    /// mode, recorded in `rtt` at the latency it had when given up, at least
+    /// this: it was slow, not absent).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
     pub timeout: u64,
     /// Spin on non-blocking receive instead of sleeping in the kernel
