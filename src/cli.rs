@@ -51,6 +51,16 @@ pub enum Command {
     ///
     /// Example: cauda disk --file /data/cauda.dat --rw randread --iodepth 32 --runtime 30s
     Disk(crate::probe::disk::args::DiskArgs),
+    /// Measure network round-trip latency against `cauda serve` (sockperf-class):
+    /// the full round trip, never halved; `--rate` for open loop.
+    ///
+    /// Example: cauda net --loopback --proto udp --runtime 10s
+    Net(crate::probe::net::args::NetArgs),
+    /// Answer `cauda net`'s messages (TCP, or UDP with --udp), on loopback
+    /// unless told otherwise; misbehaving clients are dropped.
+    ///
+    /// Example: cauda serve --listen 127.0.0.1:7470
+    Serve(crate::probe::net::args::ServeArgs),
     /// Summarise runs and other tools' outputs (fio, sockperf, cyclictest,
     /// HdrHistogram, numbers): percentiles with confidence intervals, MAD,
     /// clusters, stalls, fan-out.

@@ -44,6 +44,8 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Timer(args) => timer(args),
         Command::Lab(args) => lab::run(&args, &StopFlag::on_signals()?),
         Command::Disk(args) => disk(args),
+        Command::Net(args) => net(args),
+        Command::Serve(args) => serve(args),
         Command::Analyze(args) => analyze(args),
         Command::Compare(args) => compare(args),
         Command::Convert(args) => convert(args),
@@ -142,6 +144,81 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
     }
     let finished = probe::timer::run(&config, &destination, &stop)?;
     finish_run(finished, args.output.quiet)
+}
+
+fn net(args: probe::net::args::NetArgs) -> Result<Outcome> {
+    let config = probe::net::NetConfig {
+        target: args.connect,
+        loopback: args.loopback,
+        proto: args.proto,
+        size: args.size,
+        response_size: args.response_size.unwrap_or(args.size),
+        conns: args.conns,
+        runtime_ns: args.runtime,
+        rate_per_s: args.rate.map(|r| r.per_second),
+        gap_ns: args.gap.unwrap_or(0),
+        timeout_ns: args.timeout,
+        busy_poll: args.busy_poll,
+        cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
+        report_half: args.report_half,
+        interval_length_ns: args.output.interval_length,
+    };
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output);
+    if !args.output.quiet {
+        eprintln!(
+            "cauda net: {:?} to {}, {} B / {} B, {} connection(s), {} for {} — Ctrl-C stops and saves",
+            config.proto,
+            config
+                .target
+                .map_or("an in-process loopback responder".into(), |a| a.to_string()),
+            config.size,
+            config.response_size,
+            config.conns,
+            match config.rate_per_s {
+                Some(r) => format!("{r}/s open loop"),
+                None => "closed-loop ping-pong".into(),
+            },
+            units::format_duration_compact(config.runtime_ns),
+        );
+    }
+    let finished = probe::net::run(&config, &destination, &stop)?;
+    let faults = &finished.run.faults;
+    let get = |k: &str| faults.get(k).copied().unwrap_or(0);
+    if !args.output.quiet {
+        eprintln!(
+            "messages: {} sent, {} answered, {} lost, {} in flight at stop; replies: {} duplicate, {} late, {} wrong sequence, {} malformed",
+            get("sent"),
+            get("answered"),
+            get("lost"),
+            get("in_flight"),
+            get("duplicate"),
+            get("late"),
+            get("wrong_seq"),
+            get("malformed")
+        );
+    }
+    finish_run(finished, args.output.quiet)
+}
+
+fn serve(args: probe::net::args::ServeArgs) -> Result<Outcome> {
+    let config = probe::net::serve::ServeConfig {
+        listen: args.listen,
+        udp: args.udp,
+        engine: args.engine,
+        max_conns: args.max_conns,
+        max_message: args.max_message,
+        idle_timeout_ns: args.idle_timeout,
+        frame_timeout_ns: args.frame_timeout,
+        drop_every: args.drop_every,
+        dup_every: args.dup_every,
+        wrong_seq_every: args.wrong_seq_every,
+    };
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    probe::net::serve(config, &stop, args.quiet)?;
+    Ok(Outcome::Done)
 }
 
 fn disk(args: probe::disk::args::DiskArgs) -> Result<Outcome> {

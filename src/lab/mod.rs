@@ -323,10 +323,12 @@ fn summarise(ended: &[(&Step, Ended)]) -> Result<String> {
 /// sample cannot bound (as in `cauda analyze`).
 fn table(analysed: &[(&Step, crate::analyze::Analysis)]) -> String {
     use crate::analyze::ci::Support;
-    let mut rows = vec![[
-        "step", "series", "samples", "p50", "p99", "p99.9", "max", "stalls",
-    ]
-    .map(String::from)];
+    let mut rows = vec![
+        [
+            "step", "series", "samples", "p50", "p99", "p99.9", "max", "stalls",
+        ]
+        .map(String::from),
+    ];
     for (step, analysis) in analysed {
         for series in analysis.inputs.iter().flat_map(|i| &i.series) {
             if series.tag == "self" {

@@ -3,5 +3,6 @@
 
 pub mod disk;
 pub mod hiccup;
+pub mod net;
 pub mod session;
 pub mod timer;
