@@ -277,7 +277,8 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
         .iter()
         .map(|s| s["tag"].as_str().unwrap())
         .collect();
-    assert_eq!(tags, ["read", "write", "fsync"]);
+    // Every run also carries cauda's own control thread, last.
+    assert_eq!(tags, ["read", "write", "fsync", "self"]);
     let disk = &run["disk"];
     assert_eq!(disk["engine"], "io_uring");
     let summaries = common::summaries(&out, &[]);
