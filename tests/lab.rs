@@ -63,7 +63,9 @@ fn quick_lab_writes_every_run_a_report_and_findings() {
     }
     for row in ["wakeup", "hiccup", "read", "write", "rtt"] {
         assert!(
-            summary.lines().any(|l| l.split_whitespace().any(|w| w == row)),
+            summary
+                .lines()
+                .any(|l| l.split_whitespace().any(|w| w == row)),
             "a table row for {row}: {summary}"
         );
     }

@@ -20,6 +20,8 @@ pub struct Cutter {
     last_ns: u64,
     /// The radix sort's second buffer, kept between intervals.
     scratch: Vec<u64>,
+    /// Counts per bucket of the interval being closed, kept between intervals.
+    counts: Vec<u32>,
     /// Where the open interval ends: earlier values join it without a
     /// division.
     open_end_ns: u64,
@@ -35,6 +37,7 @@ impl Cutter {
             interval_ns,
             last_ns: 0,
             scratch: Vec::new(),
+            counts: Vec::new(),
             open_end_ns: 0,
         }
     }
@@ -137,29 +140,57 @@ impl Cutter {
             return;
         };
         self.open_end_ns = 0;
-        radix_sort(&mut self.values, &mut self.scratch);
-        let mut entries: Vec<(u64, u64)> = Vec::new();
-        let mut top = 0u64;
-        let mut sum = 0u128;
-        let mut clamped = 0;
+        let highest = crate::record::histogram::HIGHEST_NS;
+        let (mut min, mut max, mut sum) = (u64::MAX, 0u64, 0u128);
         for &v in &self.values {
-            sum += v as u128;
-            let bucketed = v.min(crate::record::histogram::HIGHEST_NS);
-            clamped += u64::from(v > crate::record::histogram::HIGHEST_NS);
-            match entries.last_mut() {
-                Some(last) if bucketed <= top => last.1 += 1,
-                _ => {
-                    top = shape.highest_equivalent(bucketed);
-                    entries.push((top, 1));
+            min = min.min(v);
+            max = max.max(v);
+            sum += u128::from(v);
+        }
+        let clamped = self.values.iter().filter(|&&v| v > highest).count() as u64;
+        let (low, high) = (
+            bucket_index(min.min(highest)),
+            bucket_index(max.min(highest)),
+        );
+        let entries = if high - low < 8 * self.values.len() + 4096 {
+            // Count per bucket over the interval's span of buckets: one
+            // pass, no sort.
+            self.counts.clear();
+            self.counts.resize(high - low + 1, 0);
+            for &v in &self.values {
+                self.counts[bucket_index(v.min(highest)) - low] += 1;
+            }
+            let mut entries = Vec::new();
+            for (offset, &count) in self.counts.iter().enumerate() {
+                if count > 0 {
+                    entries.push((bucket_top(low + offset), u64::from(count)));
                 }
             }
-        }
+            entries
+        } else {
+            // A few values spread over many decades: sorting is cheaper.
+            radix_sort(&mut self.values, &mut self.scratch);
+            let mut entries: Vec<(u64, u64)> = Vec::new();
+            for &v in &self.values {
+                let top = bucket_top(bucket_index(v.min(highest)));
+                match entries.last_mut() {
+                    Some(last) if last.0 == top => last.1 += 1,
+                    _ => entries.push((top, 1)),
+                }
+            }
+            entries
+        };
+        debug_assert!(
+            entries
+                .iter()
+                .all(|&(top, _)| top == shape.highest_equivalent(top))
+        );
         self.series.intervals.push(IntervalRecord {
             start_ns: index * self.interval_ns,
             length_ns: self.interval_ns,
             count: self.values.len() as u64,
-            min: self.values.first().copied().unwrap_or(0),
-            max: self.values.last().copied().unwrap_or(0),
+            min,
+            max,
             sum,
             clamped,
             histogram: crate::model::series::HistogramData::Sparse(
@@ -168,6 +199,30 @@ impl Cutter {
         });
         self.values.clear();
     }
+}
+
+/// Sub-buckets per histogram bucket half (3 significant digits keep 2,048
+/// sub-buckets; the upper 1,024 are new in each bucket past the first).
+const HALF_SUB_BUCKETS: usize = 1024;
+
+/// The histogram's counts index of a value (1 ns lowest discernible value,
+/// 3 significant digits), computed as HdrHistogram does: equal for values
+/// in one bucket, increasing with the value.
+#[inline(always)]
+fn bucket_index(value: u64) -> usize {
+    let bucket = 53 - (value | 2047).leading_zeros();
+    ((bucket as usize + 1) * HALF_SUB_BUCKETS) + (value >> bucket) as usize - HALF_SUB_BUCKETS
+}
+
+/// The highest value of the bucket at a counts index (what the histogram
+/// reports for it).
+fn bucket_top(index: usize) -> u64 {
+    if index < 2 * HALF_SUB_BUCKETS {
+        return index as u64;
+    }
+    let bucket = (index / HALF_SUB_BUCKETS - 1) as u32;
+    let sub = (index % HALF_SUB_BUCKETS + HALF_SUB_BUCKETS) as u64;
+    ((sub + 1) << bucket) - 1
 }
 
 /// Sorts by the bytes that differ, least significant first (LSD radix
@@ -210,6 +265,50 @@ fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucket_math_is_the_histograms() {
+        let shape = crate::record::histogram::empty_hdr();
+        let mut rng = crate::record::schedule::SplitMix64::new(5);
+        let mut values: Vec<u64> = (0..200_000)
+            .map(|_| rng.next_u64() >> (rng.next_u64() % 64) as u32)
+            .map(|v| v.min(crate::record::histogram::HIGHEST_NS))
+            .collect();
+        values.extend((0..5000).chain([2047, 2048, 4095, 4096, 1 << 40]));
+        values.push(crate::record::histogram::HIGHEST_NS);
+        for v in values {
+            assert_eq!(
+                bucket_top(bucket_index(v)),
+                shape.highest_equivalent(v),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn counting_and_sorting_close_intervals_alike() {
+        let shape = crate::record::histogram::empty_hdr();
+        let mut rng = crate::record::schedule::SplitMix64::new(9);
+        // Dense values (counted) and a few spread over decades (sorted).
+        for (n, spread) in [(5000, 20), (3, 60), (50, 62), (2000, 40)] {
+            let values: Vec<u64> = (0..n).map(|_| rng.next_u64() >> (64 - spread)).collect();
+            let mut cutter = Cutter::new("x".into(), 1_000_000_000);
+            for &v in &values {
+                cutter.record(0, v, &shape).unwrap();
+            }
+            let series = cutter.finish(&shape);
+            let record = &series.intervals[0];
+            let mut hist = crate::record::LatencyHistogram::new();
+            values.iter().for_each(|&v| hist.record(v));
+            let expected = IntervalRecord::from_histogram(0, 1_000_000_000, &hist);
+            assert_eq!(
+                record.entries().unwrap(),
+                expected.entries().unwrap(),
+                "{n} × {spread} bits"
+            );
+            assert_eq!(record.stats(), expected.stats(), "{n} × {spread} bits");
+        }
+    }
 
     #[test]
     fn radix_sort_sorts() {

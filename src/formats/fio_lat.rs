@@ -204,7 +204,7 @@ impl LineFault {
 }
 
 /// How much of a chunk is read at once.
-const BLOCK: usize = 1 << 20;
+const BLOCK: usize = 64 << 10;
 
 /// Parses the lines of one chunk. Well-formed lines (`D, D, D, D[, D][, D]`
 /// and a newline, as fio writes them) take a fused scan over the block;
@@ -406,6 +406,13 @@ fn digits_one_by_one(bytes: &[u8], mut i: usize) -> Option<(u64, usize)> {
 #[inline(always)]
 fn digit_run(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let run = leading_digits(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        i += run;
+        if run < 8 {
+            return (i > start && i - start <= 19).then_some(i);
+        }
+    }
     while bytes.get(i).is_some_and(u8::is_ascii_digit) {
         i += 1;
     }
