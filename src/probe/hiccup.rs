@@ -52,15 +52,8 @@ impl HiccupConfig {
                 format_duration_compact(self.runtime_ns)
             )));
         }
-        if self.interval_length_ns < 1_000_000 {
-            return Err(input_error("--interval-length: must be at least 1ms"));
-        }
-        let allowed = sys::allowed_cpus();
-        if let Some(cpu) = self.cpus.iter().find(|c| !allowed.contains(c)) {
-            return Err(input_error(format!(
-                "--cpus: CPU {cpu} is not available to this process (allowed: {allowed:?})"
-            )));
-        }
+        crate::probe::check_interval_length(self.interval_length_ns)?;
+        crate::probe::check_cpus(&self.cpus)?;
         Ok(())
     }
 

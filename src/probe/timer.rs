@@ -84,18 +84,11 @@ impl TimerConfig {
                 format_duration_compact(self.interval_ns)
             )));
         }
-        if self.interval_length_ns < 1_000_000 {
-            return Err(input_error("--interval-length: must be at least 1ms"));
-        }
+        crate::probe::check_interval_length(self.interval_length_ns)?;
         if self.threads == 0 || self.threads > 1024 {
             return Err(input_error("--threads: must be between 1 and 1024"));
         }
-        let allowed = sys::allowed_cpus();
-        if let Some(cpu) = self.cpus.iter().find(|c| !allowed.contains(c)) {
-            return Err(input_error(format!(
-                "--cpus: CPU {cpu} is not available to this process (allowed: {allowed:?})"
-            )));
-        }
+        crate::probe::check_cpus(&self.cpus)?;
         if let Some(lengths) = &self.idle_sweep_ns {
             if lengths.is_empty()
                 || lengths

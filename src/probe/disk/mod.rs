@@ -101,9 +101,7 @@ impl DiskConfig {
                 format_duration_compact(self.runtime_ns)
             )));
         }
-        if self.interval_length_ns < 1_000_000 {
-            return Err(input_error("--interval-length: must be at least 1ms"));
-        }
+        crate::probe::check_interval_length(self.interval_length_ns)?;
         if self.fsync_every.is_some() && !self.rw.writes() {
             return Err(input_error(format!(
                 "--fsync needs a workload that writes; --rw {:?} only reads (use write, randwrite or randrw)",
