@@ -32,12 +32,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Measure OS wake-up latency (cyclictest-class): how late a sleeping
-    /// thread wakes, from each intended wake-up time.
-    ///
-    /// Example: cauda timer --interval 1ms --runtime 10s --priority 80 --cpus 0
-    Timer(TimerArgs),
-    /// Run the default suite on this host (about 70 s, --quick about 25 s):
+    /// Run the default suite on this host (about 60 s, --quick about 20 s):
     /// host audit, timer, hiccup, disk random reads and writes, loopback
     /// network round trips; writes cauda-lab-<timestamp>/ with every run
     /// file and report.html, and prints the summary and the three most
@@ -45,6 +40,11 @@ pub enum Command {
     ///
     /// Example: cauda lab --quick
     Lab(crate::lab::LabArgs),
+    /// Measure OS wake-up latency (cyclictest-class): how late a sleeping
+    /// thread wakes, from each intended wake-up time.
+    ///
+    /// Example: cauda timer --interval 1ms --runtime 10s --priority 80 --cpus 0
+    Timer(TimerArgs),
     /// Measure storage latency (fio-class): psync or io_uring, O_DIRECT,
     /// closed loop at a queue depth or open loop at a rate, with IOPS, CPU
     /// per I/O and write amplification; refuses to overwrite data.

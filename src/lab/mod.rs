@@ -38,7 +38,7 @@ pub struct LabArgs {
     /// afterwards).
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub dir: PathBuf,
-    /// The short suite: about 25 s instead of about 70 s.
+    /// The short suite: about 20 s instead of about 60 s.
     #[arg(long)]
     pub quick: bool,
     /// Steps to leave out (comma-separated).
