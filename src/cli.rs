@@ -34,7 +34,7 @@ pub struct Cli {
 pub enum Command {
     /// Run the default suite on this host (about 60 s, --quick about 20 s):
     /// host audit, timer, hiccup, disk random reads and writes, loopback
-    /// network round trips; writes cauda-lab-<timestamp>/ with every run
+    /// network round trips; writes cauda-lab-DATE-TIME/ with every run
     /// file and report.html, and prints the summary and the three most
     /// important findings.
     ///

@@ -16,7 +16,8 @@ use anyhow::Context;
 
 use crate::model::IntervalRecord;
 
-/// The first line of every log cauda writes; [`is_cauda_hlog`] looks for it.
+/// The first line of every log cauda writes; `output` looks for it before
+/// overwriting a log.
 pub const CAUDA_HLOG_MARK: &str = "#[Written by cauda";
 
 /// A streaming interval-log writer.

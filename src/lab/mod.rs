@@ -33,7 +33,7 @@ use steps::{Step, StepKind};
 /// `cauda lab`.
 #[derive(Debug, clap::Args)]
 pub struct LabArgs {
-    /// Where to create cauda-lab-<timestamp>/ (its filesystem also holds the
+    /// Where to create cauda-lab-DATE-TIME/ (its filesystem also holds the
     /// disk steps' temporary file, sized to the free space and removed
     /// afterwards).
     #[arg(long, value_name = "PATH", default_value = ".")]
