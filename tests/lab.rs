@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::{cauda, refused};
@@ -24,7 +24,6 @@ fn lab_dir_in(dir: &Path) -> PathBuf {
 #[test]
 fn quick_lab_writes_every_run_a_report_and_findings() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let started = Instant::now();
     let out = cauda()
         .args(["lab", "--quick", "--dir"])
         .arg(dir.path())
@@ -77,12 +76,6 @@ fn quick_lab_writes_every_run_a_report_and_findings() {
             .to_string_lossy()
             .ends_with(".hlog")),
         "progress logs are removed"
-    );
-    // The budget is 30 s on an idle host; a loaded CI machine gets slack.
-    assert!(
-        started.elapsed() < Duration::from_secs(90),
-        "{:?}",
-        started.elapsed()
     );
 }
 
