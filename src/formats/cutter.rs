@@ -132,6 +132,7 @@ impl Cutter {
             let covered = self.last_ns.saturating_sub(last.start_ns).max(1_000_000);
             last.length_ns = last.length_ns.min(covered);
         }
+        self.series.intervals.shrink_to_fit();
         self.series
     }
 
@@ -149,8 +150,8 @@ impl Cutter {
         }
         let clamped = self.values.iter().filter(|&&v| v > highest).count() as u64;
         let (low, high) = (
-            bucket_index(min.min(highest)),
-            bucket_index(max.min(highest)),
+            crate::record::histogram::bucket_index(min.min(highest)),
+            crate::record::histogram::bucket_index(max.min(highest)),
         );
         let entries = if high - low < 8 * self.values.len() + 4096 {
             // Count per bucket over the interval's span of buckets: one
@@ -158,12 +159,15 @@ impl Cutter {
             self.counts.clear();
             self.counts.resize(high - low + 1, 0);
             for &v in &self.values {
-                self.counts[bucket_index(v.min(highest)) - low] += 1;
+                self.counts[crate::record::histogram::bucket_index(v.min(highest)) - low] += 1;
             }
             let mut entries = Vec::new();
             for (offset, &count) in self.counts.iter().enumerate() {
                 if count > 0 {
-                    entries.push((bucket_top(low + offset), u64::from(count)));
+                    entries.push((
+                        crate::record::histogram::bucket_top(low + offset),
+                        u64::from(count),
+                    ));
                 }
             }
             entries
@@ -172,7 +176,9 @@ impl Cutter {
             radix_sort(&mut self.values, &mut self.scratch);
             let mut entries: Vec<(u64, u64)> = Vec::new();
             for &v in &self.values {
-                let top = bucket_top(bucket_index(v.min(highest)));
+                let top = crate::record::histogram::bucket_top(
+                    crate::record::histogram::bucket_index(v.min(highest)),
+                );
                 match entries.last_mut() {
                     Some(last) if last.0 == top => last.1 += 1,
                     _ => entries.push((top, 1)),
@@ -199,30 +205,6 @@ impl Cutter {
         });
         self.values.clear();
     }
-}
-
-/// Sub-buckets per histogram bucket half (3 significant digits keep 2,048
-/// sub-buckets; the upper 1,024 are new in each bucket past the first).
-const HALF_SUB_BUCKETS: usize = 1024;
-
-/// The histogram's counts index of a value (1 ns lowest discernible value,
-/// 3 significant digits), computed as HdrHistogram does: equal for values
-/// in one bucket, increasing with the value.
-#[inline(always)]
-fn bucket_index(value: u64) -> usize {
-    let bucket = 53 - (value | 2047).leading_zeros();
-    ((bucket as usize + 1) * HALF_SUB_BUCKETS) + (value >> bucket) as usize - HALF_SUB_BUCKETS
-}
-
-/// The highest value of the bucket at a counts index (what the histogram
-/// reports for it).
-fn bucket_top(index: usize) -> u64 {
-    if index < 2 * HALF_SUB_BUCKETS {
-        return index as u64;
-    }
-    let bucket = (index / HALF_SUB_BUCKETS - 1) as u32;
-    let sub = (index % HALF_SUB_BUCKETS + HALF_SUB_BUCKETS) as u64;
-    ((sub + 1) << bucket) - 1
 }
 
 /// Sorts by the bytes that differ, least significant first (LSD radix
@@ -265,25 +247,6 @@ fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bucket_math_is_the_histograms() {
-        let shape = crate::record::histogram::empty_hdr();
-        let mut rng = crate::record::schedule::SplitMix64::new(5);
-        let mut values: Vec<u64> = (0..200_000)
-            .map(|_| rng.next_u64() >> (rng.next_u64() % 64) as u32)
-            .map(|v| v.min(crate::record::histogram::HIGHEST_NS))
-            .collect();
-        values.extend((0..5000).chain([2047, 2048, 4095, 4096, 1 << 40]));
-        values.push(crate::record::histogram::HIGHEST_NS);
-        for v in values {
-            assert_eq!(
-                bucket_top(bucket_index(v)),
-                shape.highest_equivalent(v),
-                "{v}"
-            );
-        }
-    }
 
     #[test]
     fn counting_and_sorting_close_intervals_alike() {

@@ -67,14 +67,19 @@ fn hdr_from_packed(packed: &[u8]) -> hdrhistogram::Histogram<u64> {
     hdr
 }
 
-/// Packs increasing (value, count) pairs.
+/// Packs increasing (bucket value, count) pairs of cauda's histogram shape
+/// as LEB128 deltas of the bucket index and the count: neighbouring
+/// buckets are a few indexes apart, so most pairs take two bytes.
 pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
+    use crate::record::histogram::{bucket_index, bucket_top};
     let mut out = Vec::new();
     let mut previous = 0;
     for (value, count) in entries {
-        push_leb128(&mut out, value - previous);
+        let index = bucket_index(value) as u64;
+        debug_assert_eq!(bucket_top(index as usize), value, "a bucket's own value");
+        push_leb128(&mut out, index - previous);
         push_leb128(&mut out, count);
-        previous = value;
+        previous = index;
     }
     out.shrink_to_fit();
     out
@@ -83,14 +88,17 @@ pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
 /// Unpacks what [`pack_entries`] wrote.
 pub fn unpack_entries(bytes: &[u8]) -> Vec<(u64, u64)> {
     let mut out = Vec::with_capacity(bytes.len() / 2);
-    let (mut at, mut value) = (0, 0u64);
+    let (mut at, mut index) = (0, 0u64);
     while at < bytes.len() {
         let (Some(delta), Some(count)) = (read_leb128(bytes, &mut at), read_leb128(bytes, &mut at))
         else {
             break;
         };
-        value = value.saturating_add(delta);
-        out.push((value, count));
+        index = index.saturating_add(delta);
+        let Ok(index) = usize::try_from(index) else {
+            break;
+        };
+        out.push((crate::record::histogram::bucket_top(index), count));
     }
     out
 }
@@ -317,7 +325,8 @@ mod tests {
 
     #[test]
     fn packed_entries_round_trip() {
-        let entries = vec![(0, 1), (127, 300), (128, 1), (3_600_000_000_000, u64::MAX)];
+        let top = crate::record::histogram::empty_hdr().highest_equivalent(3_600_000_000_000);
+        let entries = vec![(0, 1), (127, 300), (128, 1), (2049, 7), (top, u64::MAX)];
         assert_eq!(unpack_entries(&pack_entries(entries.clone())), entries);
         assert!(
             unpack_entries(&[0xff]).is_empty(),

@@ -16,6 +16,33 @@ pub const LOWEST_NS: u64 = 1;
 /// Highest trackable value: one hour in nanoseconds.
 pub const HIGHEST_NS: u64 = 3_600_000_000_000;
 
+/// Sub-buckets per histogram bucket half (3 significant digits keep 2,048
+/// sub-buckets; the upper 1,024 are new in each bucket past the first).
+const HALF_SUB_BUCKETS: usize = 1024;
+
+/// The histogram's counts index of a value (1 ns lowest discernible value,
+/// 3 significant digits), computed as HdrHistogram does: equal for values
+/// in one bucket, increasing with the value. Importers count by it, and
+/// in-memory histograms store it (small deltas, one byte each).
+#[inline(always)]
+pub fn bucket_index(value: u64) -> usize {
+    let bucket = 53 - (value | 2047).leading_zeros();
+    ((bucket as usize + 1) * HALF_SUB_BUCKETS) + (value >> bucket) as usize - HALF_SUB_BUCKETS
+}
+
+/// The highest value of the bucket at a counts index (what the histogram
+/// reports for it).
+pub fn bucket_top(index: usize) -> u64 {
+    if index < 2 * HALF_SUB_BUCKETS {
+        return index as u64;
+    }
+    let bucket = (index / HALF_SUB_BUCKETS - 1) as u32;
+    let sub = (index % HALF_SUB_BUCKETS + HALF_SUB_BUCKETS) as u64;
+    // An index past what a u64 holds (no histogram makes one) saturates.
+    let top = (u128::from(sub + 1) << bucket.min(64)) - 1;
+    u64::try_from(top).unwrap_or(u64::MAX)
+}
+
 /// Exact statistics kept beside the histogram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ExactStats {
@@ -246,5 +273,24 @@ mod tests {
         let mut empty = LatencyHistogram::new();
         empty.add(&a);
         assert_eq!(empty.stats(), a.stats());
+    }
+
+    #[test]
+    fn bucket_math_is_the_histograms() {
+        let shape = empty_hdr();
+        let mut rng = crate::record::schedule::SplitMix64::new(5);
+        let mut values: Vec<u64> = (0..200_000)
+            .map(|_| rng.next_u64() >> (rng.next_u64() % 64) as u32)
+            .map(|v| v.min(HIGHEST_NS))
+            .collect();
+        values.extend((0..5000).chain([2047, 2048, 4095, 4096, 1 << 40]));
+        values.push(HIGHEST_NS);
+        for v in values {
+            assert_eq!(
+                bucket_top(bucket_index(v)),
+                shape.highest_equivalent(v),
+                "{v}"
+            );
+        }
     }
 }
