@@ -192,21 +192,25 @@ pub fn merge_with_points(
         return merge_slice(series, 0..n);
     }
     let per = n.div_ceil(threads);
-    let parts: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
+    // The first slice is decoded here, into the histogram that becomes the
+    // total: one histogram fewer in memory.
+    let (first, rest): (_, Vec<_>) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads)
             .map(|t| scope.spawn(move || merge_slice(series, t * per..((t + 1) * per).min(n))))
             .collect();
-        handles
+        let first = merge_slice(series, 0..per.min(n));
+        let rest = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err("a decoding thread panicked".into()))
             })
-            .collect()
+            .collect();
+        (first, rest)
     });
-    let mut total = LatencyHistogram::new();
-    let mut points = Vec::with_capacity(n);
-    for part in parts {
+    let (mut total, mut points) = first?;
+    points.reserve_exact(n - points.len());
+    for part in rest {
         let (hist, part_points) = part?;
         total.add(&hist);
         points.extend(part_points);
