@@ -146,7 +146,14 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
     }
 
     /// Accounts one completion at `now`; returns false if the job must stop.
-    fn complete(&mut self, c: Completion, slot: &Slot, now: u64, open_loop: bool) -> bool {
+    fn complete(
+        &mut self,
+        c: Completion,
+        slot: &Slot,
+        now: u64,
+        open_loop: bool,
+        expect: &mut Vec<u8>,
+    ) -> bool {
         let d = slot.dir as usize;
         let expected = match slot.dir {
             Dir::Fsync => 0,
@@ -178,9 +185,9 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             return true;
         }
         if let (Some(seed), Dir::Read) = (self.verify, slot.dir) {
-            let block = self.workload.block() as usize;
-            let mut expect = vec![0u8; block];
-            fill_pattern(&mut expect, seed, slot.offset);
+            // The buffer is the queue's, reused: no allocation per read.
+            expect.resize(self.workload.block() as usize, 0);
+            fill_pattern(expect, seed, slot.offset);
             if self.engine.buffer_mut(c.slot) != expect.as_slice() {
                 *self
                     .stats
@@ -210,12 +217,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
     /// Closed loop until `end_ns`: keeps every slot busy. Returns when it stopped.
     pub fn closed_loop<C: Clock>(&mut self, clock: &C, end_ns: u64) -> std::io::Result<u64> {
         let cpu_start = thread_cpu();
-        let depth = self.engine.depth();
-        let mut slots: Vec<Slot> = (0..depth).map(|_| empty_slot()).collect();
-        let mut free: Vec<usize> = (0..depth).rev().collect();
-        let mut done = Vec::with_capacity(depth);
-        let mut queued = Vec::with_capacity(depth);
-        let mut in_flight = 0;
+        let mut queue = Queue::new(self.engine.depth());
         let mut issuing = true;
         loop {
             let now = clock.now();
@@ -223,31 +225,16 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
                 issuing = false;
             }
             if issuing {
-                while let Some(slot) = free.pop() {
-                    self.prepare_op(slot, &mut slots, now)?;
-                    queued.push(slot);
+                while let Some(slot) = queue.free.pop() {
+                    self.prepare_op(slot, &mut queue.slots, now)?;
+                    queue.queued.push(slot);
                 }
             }
-            if in_flight == 0 && queued.is_empty() {
+            if queue.idle() {
                 break;
             }
-            // Stamp submission as late as possible: right before the call.
-            let submitted = clock.now();
-            for &slot in &queued {
-                slots[slot].started = submitted;
-            }
-            in_flight += queued.len();
-            queued.clear();
-            self.engine.submit(1, None, &mut done)?;
-            let now = clock.now();
-            for c in done.drain(..) {
-                in_flight -= 1;
-                free.push(c.slot);
-                let slot = std::mem::replace(&mut slots[c.slot], empty_slot());
-                if !self.complete(c, &slot, now, false) {
-                    issuing = false;
-                    self.stop.raise();
-                }
+            if !self.submit_and_complete(clock, &mut queue, None, false)? {
+                issuing = false;
             }
         }
         self.stats.cpu = cpu_since(cpu_start);
@@ -262,12 +249,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         end_ns: u64,
     ) -> std::io::Result<u64> {
         let cpu_start = thread_cpu();
-        let depth = self.engine.depth();
-        let mut slots: Vec<Slot> = (0..depth).map(|_| empty_slot()).collect();
-        let mut free: Vec<usize> = (0..depth).rev().collect();
-        let mut done = Vec::with_capacity(depth);
-        let mut queued = Vec::with_capacity(depth);
-        let mut in_flight = 0;
+        let mut queue = Queue::new(self.engine.depth());
         let mut issuing = true;
         let mut due = schedule.next_intended();
         loop {
@@ -275,7 +257,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             if issuing && (due >= end_ns || self.stop.is_raised()) {
                 issuing = false;
             }
-            if issuing && in_flight == 0 && due > now {
+            if issuing && queue.in_flight == 0 && due > now {
                 // Idle until the next operation is due (in slices, so a stop is seen).
                 let target = due.min(now + SLICE_NS);
                 clock.sleep_until(target);
@@ -286,42 +268,89 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             }
             if issuing {
                 while due <= now && due < end_ns {
-                    let Some(slot) = free.pop() else { break };
-                    self.prepare_op(slot, &mut slots, due)?;
-                    queued.push(slot);
+                    let Some(slot) = queue.free.pop() else { break };
+                    self.prepare_op(slot, &mut queue.slots, due)?;
+                    queue.queued.push(slot);
                     due = schedule.next_intended();
                 }
             }
-            if in_flight == 0 && queued.is_empty() {
+            if queue.idle() {
                 if issuing {
                     continue;
                 }
                 break;
             }
-            let submitted = clock.now();
-            for &slot in &queued {
-                slots[slot].started = submitted;
-            }
-            in_flight += queued.len();
-            queued.clear();
             // Wait for a completion, but not past the next due time when a
             // slot is free to issue it.
-            let timeout = (issuing && !free.is_empty())
-                .then(|| due.saturating_sub(submitted).clamp(1, SLICE_NS));
-            self.engine.submit(1, timeout, &mut done)?;
-            let now = clock.now();
-            for c in done.drain(..) {
-                in_flight -= 1;
-                free.push(c.slot);
-                let slot = std::mem::replace(&mut slots[c.slot], empty_slot());
-                if !self.complete(c, &slot, now, true) {
-                    issuing = false;
-                    self.stop.raise();
-                }
+            let wake_at = (issuing && !queue.free.is_empty()).then_some(due);
+            if !self.submit_and_complete(clock, &mut queue, wake_at, true)? {
+                issuing = false;
             }
         }
         self.stats.cpu = cpu_since(cpu_start);
         Ok(clock.now())
+    }
+
+    /// Submits what is queued (stamped as late as possible: right before
+    /// the call), waits for a completion — or until `wake_at` — and records
+    /// each one. False when a completion stops the job (a full disk).
+    fn submit_and_complete<C: Clock>(
+        &mut self,
+        clock: &C,
+        queue: &mut Queue,
+        wake_at: Option<u64>,
+        open_loop: bool,
+    ) -> std::io::Result<bool> {
+        let submitted = clock.now();
+        for &slot in &queue.queued {
+            queue.slots[slot].started = submitted;
+        }
+        queue.in_flight += queue.queued.len();
+        queue.queued.clear();
+        let timeout = wake_at.map(|due| due.saturating_sub(submitted).clamp(1, SLICE_NS));
+        self.engine.submit(1, timeout, &mut queue.done)?;
+        let now = clock.now();
+        let mut go_on = true;
+        for c in queue.done.drain(..) {
+            queue.in_flight -= 1;
+            queue.free.push(c.slot);
+            let slot = std::mem::replace(&mut queue.slots[c.slot], empty_slot());
+            if !self.complete(c, &slot, now, open_loop, &mut queue.expect) {
+                go_on = false;
+                self.stop.raise();
+            }
+        }
+        Ok(go_on)
+    }
+}
+
+/// One job's queue: its slots, which are free, which wait to be submitted,
+/// and how many are in flight.
+struct Queue {
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    queued: Vec<usize>,
+    done: Vec<Completion>,
+    in_flight: usize,
+    /// `--verify`: the pattern a read should hold.
+    expect: Vec<u8>,
+}
+
+impl Queue {
+    fn new(depth: usize) -> Self {
+        Queue {
+            slots: (0..depth).map(|_| empty_slot()).collect(),
+            free: (0..depth).rev().collect(),
+            queued: Vec::with_capacity(depth),
+            done: Vec::with_capacity(depth),
+            in_flight: 0,
+            expect: Vec::new(),
+        }
+    }
+
+    /// Nothing in flight and nothing to submit.
+    fn idle(&self) -> bool {
+        self.in_flight == 0 && self.queued.is_empty()
     }
 }
 
