@@ -56,11 +56,8 @@ enum Ended {
 /// Runs the suite.
 pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
     let started = Instant::now();
-    let lab_dir = prepare_dir(&args.dir, !args.skip.contains(&StepKind::Disk))?;
+    let (lab_dir, free) = prepare_dir(&args.dir, !args.skip.contains(&StepKind::Disk))?;
     let disk_file = lab_dir.join("disk.data");
-    let free = crate::sys::filesystem_space(&args.dir)
-        .map(|(_, free)| free)
-        .with_context(|| format!("cannot read the free space of {}", args.dir.display()))?;
     let disk_size = steps::disk_size(free, args.quick);
     let steps = steps::plan(&lab_dir, args.quick, &disk_file, disk_size, &args.skip);
     let exe = std::env::current_exe().context("cannot find the cauda executable to run steps")?;
@@ -131,8 +128,9 @@ pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// Checks `--dir` and its free space, then creates the lab directory.
-fn prepare_dir(dir: &Path, disk: bool) -> Result<PathBuf> {
+/// Checks `--dir` and its free space, then creates the lab directory;
+/// returns it and the free space found.
+fn prepare_dir(dir: &Path, disk: bool) -> Result<(PathBuf, u64)> {
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
@@ -187,7 +185,7 @@ fn prepare_dir(dir: &Path, disk: bool) -> Result<PathBuf> {
         };
         let path = dir.join(name);
         match std::fs::create_dir(&path) {
-            Ok(()) => return Ok(path),
+            Ok(()) => return Ok((path, free)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
                 return Err(input_error(format!(

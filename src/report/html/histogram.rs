@@ -63,12 +63,7 @@ pub fn render(prep: &Prepared, id: &str, standalone: bool) -> Option<String> {
             swatch: true,
         })
         .collect();
-    let frame = Frame {
-        left: 84.0,
-        top: 16.0,
-        width: WIDTH - 84.0 - 30.0,
-        height: PLOT_HEIGHT,
-    };
+    let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 30.0);
     let legend_top = frame.bottom() + 56.0;
     let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 8.0;
     let mut svg = Svg::new(

@@ -100,12 +100,7 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
             swatch: false,
         })
         .collect();
-    let frame = Frame {
-        left: 84.0,
-        top: 16.0,
-        width: WIDTH - 84.0 - 110.0,
-        height: PLOT_HEIGHT,
-    };
+    let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 110.0);
     let legend_top = frame.bottom() + 56.0;
     let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 8.0;
     let scale = if log_y { "log" } else { "linear" };

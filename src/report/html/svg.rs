@@ -331,6 +331,18 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The plot area of a chart `width` wide: room on the left for the
+    /// y-axis labels, `right_margin` on the right (labels, max marks).
+    pub fn chart(width: f64, plot_height: f64, right_margin: f64) -> Self {
+        const LEFT: f64 = 84.0;
+        Frame {
+            left: LEFT,
+            top: 16.0,
+            width: width - LEFT - right_margin,
+            height: plot_height,
+        }
+    }
+
     /// The right edge.
     pub fn right(&self) -> f64 {
         self.left + self.width
