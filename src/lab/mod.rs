@@ -24,7 +24,7 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::Outcome;
 use crate::error::input_error;
-use crate::formats::{self, ReadOptions};
+use crate::formats::{self, Loaded, ReadOptions};
 use crate::record::StopFlag;
 use crate::units::format_ns;
 use progress::Progress;
@@ -91,17 +91,22 @@ pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
         }
     }
 
-    let summary = summarise(&ended)?;
+    // Every finished run is read once, for the summary and the report.
+    let (measured, inputs): (Vec<&Step>, Vec<Loaded>) = ended
+        .iter()
+        .filter(|(s, e)| s.is_run && !matches!(e, Ended::Failed(_)) && s.output.exists())
+        .map(|(s, _)| {
+            formats::load(&s.output, &ReadOptions::new(crate::units::TimeUnit::Ns)).map(|l| (*s, l))
+        })
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
+    let summary = summarise(&ended, &measured, &inputs)?;
     print!("{summary}");
     std::fs::write(lab_dir.join("summary.txt"), &summary)
         .with_context(|| format!("cannot write {}", lab_dir.join("summary.txt").display()))?;
-    let runs: Vec<&Path> = ended
-        .iter()
-        .filter(|(s, e)| s.is_run && !matches!(e, Ended::Failed(_)) && s.output.exists())
-        .map(|(s, _)| s.output.as_path())
-        .collect();
-    if !runs.is_empty() {
-        write_report(&exe, &lab_dir, &runs)?;
+    if !inputs.is_empty() {
+        write_report(&lab_dir, &inputs)?;
     }
     eprintln!(
         "cauda lab: finished in {:.0} s; everything is in {}",
@@ -274,16 +279,16 @@ fn last_words(log: &Path) -> String {
         .unwrap_or_else(|| format!("no message; see {}", log.display()))
 }
 
-/// The summary: each run's table, the findings, and failed steps.
-fn summarise(ended: &[(&Step, Ended)]) -> Result<String> {
+/// The summary: a table of the measured runs, the findings, and failed
+/// steps.
+fn summarise(ended: &[(&Step, Ended)], measured: &[&Step], inputs: &[Loaded]) -> Result<String> {
     let mut out = String::new();
     let mut analysed = Vec::new();
-    for (step, end) in ended {
-        if !step.is_run || matches!(end, Ended::Failed(_)) || !step.output.exists() {
-            continue;
-        }
-        let loaded = formats::load(&step.output, &ReadOptions::new(crate::units::TimeUnit::Ns))?;
-        let analysis = crate::analyze::analyze(&[loaded], &crate::analyze::Options::default())?;
+    for (step, input) in measured.iter().zip(inputs) {
+        let analysis = crate::analyze::analyze(
+            std::slice::from_ref(input),
+            &crate::analyze::Options::default(),
+        )?;
         analysed.push((*step, analysis));
     }
     out += &table(&analysed);
@@ -377,29 +382,20 @@ fn table(analysed: &[(&Step, crate::analyze::Analysis)]) -> String {
     out
 }
 
-/// Renders `report.html` from the run files, as `cauda report` does.
-fn write_report(exe: &Path, lab_dir: &Path, runs: &[&Path]) -> Result<()> {
+/// Renders `report.html` from the runs, as `cauda report` does.
+fn write_report(lab_dir: &Path, inputs: &[Loaded]) -> Result<()> {
     let output = lab_dir.join("report.html");
-    let host = crate::host::snapshot::HostSnapshot::capture(&Default::default())
-        .hostname
+    let host = inputs
+        .iter()
+        .find_map(|i| i.run.as_ref()?.host.hostname.clone())
         .unwrap_or_else(|| "this host".into());
-    let result = Command::new(exe)
-        .arg("report")
-        .args(runs)
-        .arg("-o")
-        .arg(&output)
-        .arg("--title")
-        .arg(format!("cauda lab on {host}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .output()
-        .context("cannot start cauda report")?;
-    if !result.status.success() {
-        return Err(anyhow!(
-            "the report could not be written: {}",
-            String::from_utf8_lossy(&result.stderr).trim()
-        ));
-    }
+    let options = crate::report::html::Options {
+        title: format!("cauda lab on {host}"),
+        ..Default::default()
+    };
+    let html = crate::report::html::render(inputs, None, &options)
+        .context("the report could not be written")?;
+    crate::output::write_atomic(&output, html.as_bytes())?;
     eprintln!("report: {}", output.display());
     Ok(())
 }
