@@ -155,6 +155,27 @@ fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
     assert!(r2["faults"]["read verify-mismatch"].as_u64().unwrap() >= 1);
     // Writes are still allowed: the file is still cauda's.
     run("io_uring", "randwrite", "w2.json").success();
+    // Deep queues, submitted one operation at a time or in batches, move the
+    // same bytes: a sequential pass rewrites every block, then reads check.
+    for (rw, batch) in [("write", "1"), ("randread", "1"), ("randread", "4")] {
+        let out = dir.path().join(format!("deep-{rw}-{batch}.json"));
+        cauda()
+            .args(["disk", "--file"])
+            .arg(&file)
+            .args(["--size", "256k", "--rw", rw, "--engine", "io_uring"])
+            .args(["--verify", "42", "--iodepth", "8", "--submit-batch", batch])
+            .args(["--runtime", "300ms", "-q", "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        let run = run_json(&out);
+        assert_eq!(run["faults"], serde_json::json!({}), "{rw} batch {batch}");
+        assert!(
+            run["disk"]["ios"][if rw == "write" { "write" } else { "read" }]
+                .as_u64()
+                .is_some_and(|n| n > 64)
+        );
+    }
 }
 
 #[test]
@@ -189,6 +210,7 @@ fn an_open_loop_stall_shows_as_its_backlog() {
         series: map,
         stats: &mut stats,
         verify: None,
+        submit_batch: 1,
         stop: &stop,
     };
     let mut schedule = Schedule::new(0, 1_000_000.0, Arrivals::Uniform, 1);
@@ -370,6 +392,10 @@ fn bad_input_is_refused_with_what_to_change() {
         "--engine psync runs one I/O at a time",
     );
     refused(
+        &["disk", "--file", f, "--iodepth", "4", "--submit-batch", "8"],
+        "--submit-batch 8 is above --iodepth 4",
+    );
+    refused(
         &["disk", "--file", f, "--device", "/dev/null"],
         "cannot be used with",
     );
@@ -466,6 +492,7 @@ fn failed_and_short_ios_are_counted_by_errno_never_timed() {
             series: map,
             stats: &mut stats,
             verify: None,
+            submit_batch: 1,
             stop: &stop,
         }
         .closed_loop(&clock, end)

@@ -56,6 +56,12 @@ pub struct DiskArgs {
     /// Operations in flight per job (io_uring).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub iodepth: u32,
+    /// Submit as soon as N operations are queued (fio's
+    /// iodepth_batch_submit). 1 keeps the device fed most evenly; larger
+    /// batches cost fewer system calls but can lose IOPS, notably on virtual
+    /// disks.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub submit_batch: u32,
     /// Jobs: threads, each with its own queue, all on the same region.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,

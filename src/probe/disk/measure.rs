@@ -113,6 +113,8 @@ pub struct Job<'a, E: Engine, S: Sink> {
     pub stats: &'a mut JobStats,
     /// `--verify SEED`: writes carry a pattern per offset; reads check it.
     pub verify: Option<u64>,
+    /// `--submit-batch`: queued operations are submitted once this many wait.
+    pub submit_batch: usize,
     /// Raised by Ctrl-C, or by this or another job on a fatal error.
     pub stop: &'a StopFlag,
 }
@@ -228,6 +230,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
                 while let Some(slot) = queue.free.pop() {
                     self.prepare_op(slot, &mut queue.slots, now)?;
                     queue.queued.push(slot);
+                    self.submit_full_batch(clock, &mut queue)?;
                 }
             }
             if queue.idle() {
@@ -271,6 +274,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
                     let Some(slot) = queue.free.pop() else { break };
                     self.prepare_op(slot, &mut queue.slots, due)?;
                     queue.queued.push(slot);
+                    self.submit_full_batch(clock, &mut queue)?;
                     due = schedule.next_intended();
                 }
             }
@@ -291,6 +295,16 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         Ok(clock.now())
     }
 
+    /// Submits the queued operations without waiting once `--submit-batch`
+    /// of them are queued, so the device gets each as soon as it is ready.
+    fn submit_full_batch<C: Clock>(&mut self, clock: &C, queue: &mut Queue) -> std::io::Result<()> {
+        if queue.queued.len() < self.submit_batch {
+            return Ok(());
+        }
+        queue.mark_submitted(clock.now());
+        self.engine.flush()
+    }
+
     /// Submits what is queued (stamped as late as possible: right before
     /// the call), waits for a completion — or until `wake_at` — and records
     /// each one. False when a completion stops the job (a full disk).
@@ -302,11 +316,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         open_loop: bool,
     ) -> std::io::Result<bool> {
         let submitted = clock.now();
-        for &slot in &queue.queued {
-            queue.slots[slot].started = submitted;
-        }
-        queue.in_flight += queue.queued.len();
-        queue.queued.clear();
+        queue.mark_submitted(submitted);
         let timeout = wake_at.map(|due| due.saturating_sub(submitted).clamp(1, SLICE_NS));
         self.engine.submit(1, timeout, &mut queue.done)?;
         let now = clock.now();
@@ -346,6 +356,15 @@ impl Queue {
             in_flight: 0,
             expect: Vec::new(),
         }
+    }
+
+    /// Stamps the queued operations as submitted at `now`; they are in flight.
+    fn mark_submitted(&mut self, now: u64) {
+        for &slot in &self.queued {
+            self.slots[slot].started = now;
+        }
+        self.in_flight += self.queued.len();
+        self.queued.clear();
     }
 
     /// Nothing in flight and nothing to submit.

@@ -52,6 +52,8 @@ pub struct DiskConfig {
     pub offset: u64,
     /// In-flight operations per job.
     pub iodepth: usize,
+    /// Operations queued before they are submitted together.
+    pub submit_batch: usize,
     /// Jobs.
     pub jobs: usize,
     /// Measured time in ns.
@@ -113,6 +115,13 @@ impl DiskConfig {
                 "--engine psync runs one I/O at a time per job: drop --iodepth, use --jobs N for \
                  parallelism, or --engine io_uring",
             ));
+        }
+        if self.submit_batch > self.iodepth {
+            return Err(input_error(format!(
+                "--submit-batch {} is above --iodepth {}: a batch cannot hold more than the queue \
+                 (lower --submit-batch or raise --iodepth)",
+                self.submit_batch, self.iodepth
+            )));
         }
         if let Some(rate) = self.rate_per_s
             && rate < self.jobs as f64 / 3600.0
@@ -191,6 +200,13 @@ impl Engine for AnyEngine {
         match self {
             AnyEngine::Psync(e) => e.queue(op),
             AnyEngine::Uring(e) => e.queue(op),
+        }
+    }
+    #[inline]
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            AnyEngine::Psync(e) => e.flush(),
+            AnyEngine::Uring(e) => e.flush(),
         }
     }
     #[inline]
@@ -410,6 +426,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
                 series: map,
                 stats: &mut ignored,
                 verify: config.verify,
+                submit_batch: config.submit_batch,
                 stop: &never,
             };
             let start = clock.now();
@@ -439,6 +456,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
             series: map,
             stats: &mut job_stats,
             verify: config.verify,
+            submit_batch: config.submit_batch,
             stop,
         };
         let end = start + config.runtime_ns;
@@ -522,6 +540,7 @@ impl DiskConfig {
             size: args.size,
             offset: args.offset,
             iodepth: args.iodepth as usize,
+            submit_batch: args.submit_batch as usize,
             jobs: args.jobs as usize,
             runtime_ns: args.runtime,
             ramp_ns: args.ramp,

@@ -144,8 +144,16 @@ pub trait Engine {
     /// check after a read).
     fn buffer_mut(&mut self, slot: usize) -> &mut [u8];
 
-    /// Queues an operation; it starts at the next [`Engine::submit`].
+    /// Queues an operation; it starts at the next [`Engine::flush`] or
+    /// [`Engine::submit`].
     fn queue(&mut self, op: Op) -> io::Result<()>;
+
+    /// Starts the queued operations without waiting for any. An engine that
+    /// cannot start an operation without waiting for it (psync) starts it at
+    /// the next [`Engine::submit`] instead.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 
     /// Submits what was queued and waits until at least `min_complete`
     /// operations completed or `timeout_ns` passed, appending every
