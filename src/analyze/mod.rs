@@ -19,7 +19,8 @@ use serde::Serialize;
 use crate::error::input_error;
 use crate::formats::{Format, Loaded};
 use crate::model::{LoadMode, MeasuredFrom, Series, Summary};
-use crate::record::LatencyHistogram;
+use crate::record::buckets::BucketCounts;
+use crate::record::{ExactStats, LatencyHistogram};
 pub use ci::Support;
 pub use quantile::Percentile;
 
@@ -188,12 +189,8 @@ pub fn merge_with_points(
         .map_or(1, |t| t.get())
         .min(n / SLICE_MIN)
         .max(1);
-    if threads == 1 {
-        return merge_slice(series, 0..n);
-    }
-    let per = n.div_ceil(threads);
-    // The first slice is decoded here, into the histogram that becomes the
-    // total: one histogram fewer in memory.
+    let per = n.div_ceil(threads).max(1);
+    // The first slice is decoded here, into the counts that become the total.
     let (first, rest): (_, Vec<_>) = std::thread::scope(|scope| {
         let handles: Vec<_> = (1..threads)
             .map(|t| scope.spawn(move || merge_slice(series, t * per..((t + 1) * per).min(n))))
@@ -208,48 +205,54 @@ pub fn merge_with_points(
             .collect();
         (first, rest)
     });
-    let (mut total, mut points) = first?;
-    points.reserve_exact(n - points.len());
+    let mut total = first?;
+    total.points.reserve_exact(n - total.points.len());
     for part in rest {
-        let (hist, part_points) = part?;
-        total.add(&hist);
-        points.extend(part_points);
+        let part = part?;
+        total.counts.add(&part.counts);
+        total.stats.merge(&part.stats);
+        total.points.extend(part.points);
     }
-    Ok((total, points))
+    Ok((total.counts.to_histogram(total.stats), total.points))
 }
 
-/// [`merge_with_points`] over some of a series' intervals.
-fn merge_slice(
-    series: &Series,
-    range: std::ops::Range<usize>,
-) -> Result<(LatencyHistogram, Vec<stalls::IntervalPoint>), String> {
+/// What [`merge_slice`] makes of some intervals.
+struct Slice {
+    counts: BucketCounts,
+    stats: ExactStats,
+    points: Vec<stalls::IntervalPoint>,
+}
+
+/// [`merge_with_points`] over some of a series' intervals: their buckets
+/// added by index (no histogram decoded for sparse intervals) and one point
+/// per interval.
+fn merge_slice(series: &Series, range: std::ops::Range<usize>) -> Result<Slice, String> {
     let first = range.start;
     let intervals = &series.intervals[range];
-    let mut total = LatencyHistogram::new();
-    let mut points = Vec::with_capacity(intervals.len());
+    let mut slice = Slice {
+        counts: BucketCounts::new(),
+        stats: ExactStats::default(),
+        points: Vec::with_capacity(intervals.len()),
+    };
     for (i, interval) in intervals.iter().enumerate() {
         let stats = interval.stats();
+        let (start, length) = (interval.start_ns, interval.length_ns);
         if interval.count == 0 {
-            points.push(stalls::IntervalPoint::from_entries(
-                interval.start_ns,
-                interval.length_ns,
-                &[],
-                &stats,
-            ));
+            let point = stalls::IntervalPoint::from_entries(start, length, [], &stats);
+            slice.points.push(point);
             continue;
         }
-        let entries = interval
-            .entries()
+        let points = &mut slice.points;
+        interval
+            .add_to(&mut slice.counts, |entries| {
+                points.push(stalls::IntervalPoint::from_entries(
+                    start, length, entries, &stats,
+                ));
+            })
             .map_err(|e| format!("series '{}', interval {}: {e}", series.tag, first + i))?;
-        points.push(stalls::IntervalPoint::from_entries(
-            interval.start_ns,
-            interval.length_ns,
-            &entries,
-            &stats,
-        ));
-        total.add_sparse(&entries, &stats);
+        slice.stats.merge(&stats);
     }
-    Ok((total, points))
+    Ok(slice)
 }
 
 /// A percentiles-only series: what the tool printed, nothing recomputed.
@@ -427,7 +430,20 @@ mod tests {
             ));
         }
         let (whole, points) = merge_with_points(&series).unwrap();
-        let (one, one_points) = merge_slice(&series, 0..series.intervals.len()).unwrap();
+        // Against a plain sequential merge of decoded histograms.
+        let mut one = LatencyHistogram::new();
+        let mut one_points = Vec::new();
+        for interval in &series.intervals {
+            let hist = interval.decode().unwrap();
+            one.add(&hist);
+            let entries = interval.entries().unwrap();
+            one_points.push(stalls::IntervalPoint::from_entries(
+                interval.start_ns,
+                interval.length_ns,
+                entries.iter().copied(),
+                &interval.stats(),
+            ));
+        }
         assert_eq!(whole.stats(), one.stats());
         assert!(whole.hdr() == one.hdr());
         assert_eq!(points, one_points);

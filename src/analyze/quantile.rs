@@ -120,25 +120,26 @@ pub fn values_at_ranks(hist: &LatencyHistogram, ranks: &[u64]) -> Vec<u64> {
 /// [`values_at_ranks`] with the bucket edge chosen.
 pub fn values_at_ranks_edge(hist: &LatencyHistogram, ranks: &[u64], edge: Edge) -> Vec<u64> {
     let hdr = hist.hdr();
-    let entries: Vec<(u64, u64)> = hdr
-        .iter_recorded()
-        .map(|bucket| {
-            let value = bucket.value_iterated_to();
-            let value = match edge {
-                Edge::High => hdr.highest_equivalent(value),
-                Edge::Low => hdr.lowest_equivalent(value),
-            };
-            (value, bucket.count_at_value())
-        })
-        .collect();
-    values_at_ranks_in(&entries, &hist.stats(), ranks)
+    let entries = hdr.iter_recorded().map(|bucket| {
+        let value = bucket.value_iterated_to();
+        let value = match edge {
+            Edge::High => hdr.highest_equivalent(value),
+            Edge::Low => hdr.lowest_equivalent(value),
+        };
+        (value, bucket.count_at_value())
+    });
+    values_at_ranks_in(entries, &hist.stats(), ranks)
 }
 
 /// The values of several ranks (any order) among sparse (value, count)
 /// pairs in increasing value whose exact statistics are `stats`: rank 1 is
 /// the exact min, rank n the exact max, others the pair's value clamped to
 /// them; 0 when empty.
-pub fn values_at_ranks_in(entries: &[(u64, u64)], stats: &ExactStats, ranks: &[u64]) -> Vec<u64> {
+pub fn values_at_ranks_in(
+    entries: impl IntoIterator<Item = (u64, u64)>,
+    stats: &ExactStats,
+    ranks: &[u64],
+) -> Vec<u64> {
     let n = stats.count;
     let mut out = vec![0; ranks.len()];
     if n == 0 {
@@ -152,7 +153,7 @@ pub fn values_at_ranks_in(entries: &[(u64, u64)], stats: &ExactStats, ranks: &[u
         next += 1;
     }
     let mut cumulative = 0u64;
-    for &(value, count) in entries {
+    for (value, count) in entries {
         if next == order.len() {
             break;
         }

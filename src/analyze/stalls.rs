@@ -40,7 +40,7 @@ impl IntervalPoint {
     pub fn from_entries(
         start_ns: u64,
         length_ns: u64,
-        entries: &[(u64, u64)],
+        entries: impl IntoIterator<Item = (u64, u64)>,
         stats: &ExactStats,
     ) -> Self {
         let n = stats.count;
@@ -272,7 +272,7 @@ mod tests {
         IntervalPoint::from_entries(
             record.start_ns,
             record.length_ns,
-            &record.entries().unwrap(),
+            record.entries().unwrap().iter().copied(),
             &record.stats(),
         )
     }

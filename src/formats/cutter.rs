@@ -1,30 +1,31 @@
 //! Cutting timestamped values (fio latency logs, sockperf full logs) into
 //! interval histograms, with empty intervals for gaps.
 
+use crate::model::series::HistogramData;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
+use crate::record::buckets::BucketCounts;
+use crate::record::histogram::{ExactStats, HIGHEST_NS};
 
 /// The most intervals one series may span (11.5 days of 1 s intervals).
 pub const MAX_INTERVALS: u64 = 1_000_000;
 
 /// Cuts a time-ordered stream of (time, value) into interval histograms.
-/// Values of the open
-/// interval are kept raw and bucketed when it closes (sort, then one
-/// bucket boundary per distinct bucket): cheaper per line than a histogram
-/// record, and exact statistics come for free.
+/// The open interval is kept as counts by bucket index and exact
+/// statistics: a value costs an index computation and an add, and closing
+/// walks only the buckets touched.
 pub struct Cutter {
     series: Series,
     open: Option<u64>,
-    values: Vec<u64>,
+    counts: BucketCounts,
+    stats: ExactStats,
     interval_ns: u64,
     /// The latest time seen, so the last interval ends where the log does.
     last_ns: u64,
-    /// The radix sort's second buffer, kept between intervals.
-    scratch: Vec<u64>,
-    /// Counts per bucket of the interval being closed, kept between intervals.
-    counts: Vec<u32>,
     /// Where the open interval ends: earlier values join it without a
     /// division.
     open_end_ns: u64,
+    /// Room to pack an interval in before it is copied to its exact size.
+    packing: Vec<u8>,
 }
 
 impl Cutter {
@@ -33,31 +34,44 @@ impl Cutter {
         Cutter {
             series: Series::new(tag, MeasuredFrom::Unknown),
             open: None,
-            values: Vec::with_capacity(4096),
+            counts: BucketCounts::new(),
+            stats: EMPTY_STATS,
             interval_ns,
             last_ns: 0,
-            scratch: Vec::new(),
-            counts: Vec::new(),
             open_end_ns: 0,
+            packing: Vec::new(),
         }
+    }
+
+    /// Counts `value` into the open interval.
+    #[inline(always)]
+    fn count(&mut self, value: u64) {
+        let stats = &mut self.stats;
+        stats.count += 1;
+        stats.sum += u128::from(value);
+        stats.min = stats.min.min(value);
+        stats.max = stats.max.max(value);
+        stats.clamped += u64::from(value > HIGHEST_NS);
+        self.counts.record(value);
     }
 
     /// Adds `value` completed at `time_ns` (from the log's start). Fails
     /// when the time would need more than [`MAX_INTERVALS`] intervals (a
     /// corrupt time column would otherwise fill memory with empty ones).
-    #[inline]
-    pub fn record(
-        &mut self,
-        time_ns: u64,
-        value: u64,
-        shape: &hdrhistogram::Histogram<u64>,
-    ) -> Result<(), String> {
+    #[inline(always)]
+    pub fn record(&mut self, time_ns: u64, value: u64) -> Result<(), String> {
         self.last_ns = self.last_ns.max(time_ns);
         // Logs are time-ordered; a late line joins the open interval.
         if time_ns < self.open_end_ns {
-            self.values.push(value);
+            self.count(value);
             return Ok(());
         }
+        self.record_in_another(time_ns, value)
+    }
+
+    /// [`Cutter::record`] of a value past the open interval's end.
+    #[inline(never)]
+    fn record_in_another(&mut self, time_ns: u64, value: u64) -> Result<(), String> {
         let index = time_ns / self.interval_ns;
         if index >= MAX_INTERVALS {
             return Err(format!(
@@ -67,9 +81,9 @@ impl Cutter {
             ));
         }
         match self.open {
-            Some(open) if index <= open => self.values.push(value),
+            Some(open) if index <= open => self.count(value),
             _ => {
-                self.close(shape);
+                self.close();
                 let first = self.series.intervals.len() as u64;
                 for gap in first..index {
                     self.series.intervals.push(IntervalRecord::empty(
@@ -77,7 +91,7 @@ impl Cutter {
                         self.interval_ns,
                     ));
                 }
-                self.values.push(value);
+                self.count(value);
                 self.open = Some(index);
                 self.open_end_ns = (index + 1).saturating_mul(self.interval_ns);
             }
@@ -90,13 +104,9 @@ impl Cutter {
     /// intervals up to this cutter's last one arrived late, so they join
     /// that last (then open) interval, as [`Cutter::record`] would have
     /// done. Fails only on a histogram this module did not write.
-    pub fn append(
-        &mut self,
-        mut later: Cutter,
-        shape: &hdrhistogram::Histogram<u64>,
-    ) -> Result<(), String> {
-        self.close(shape);
-        later.close(shape);
+    pub fn append(&mut self, mut later: Cutter) -> Result<(), String> {
+        self.close();
+        later.close();
         self.last_ns = self.last_ns.max(later.last_ns);
         let Some(last) = self.series.intervals.len().checked_sub(1) else {
             self.series.intervals = later.series.intervals;
@@ -124,8 +134,8 @@ impl Cutter {
     }
 
     /// Closes the last interval and returns the series.
-    pub fn finish(mut self, shape: &hdrhistogram::Histogram<u64>) -> Series {
-        self.close(shape);
+    pub fn finish(mut self) -> Series {
+        self.close();
         // The log ended inside its last interval: that interval is partial
         // (at least 1 ms), or its rate would look like a collapse.
         if let Some(last) = self.series.intervals.last_mut() {
@@ -136,130 +146,51 @@ impl Cutter {
         self.series
     }
 
-    fn close(&mut self, shape: &hdrhistogram::Histogram<u64>) {
+    fn close(&mut self) {
         let Some(index) = self.open.take() else {
             return;
         };
         self.open_end_ns = 0;
-        let highest = crate::record::histogram::HIGHEST_NS;
-        let (mut min, mut max, mut sum) = (u64::MAX, 0u64, 0u128);
-        for &v in &self.values {
-            min = min.min(v);
-            max = max.max(v);
-            sum += u128::from(v);
-        }
-        let clamped = self.values.iter().filter(|&&v| v > highest).count() as u64;
-        let (low, high) = (
-            crate::record::histogram::bucket_index(min.min(highest)),
-            crate::record::histogram::bucket_index(max.min(highest)),
-        );
-        let entries = if high - low < 8 * self.values.len() + 4096 {
-            // Count per bucket over the interval's span of buckets: one
-            // pass, no sort.
-            self.counts.clear();
-            self.counts.resize(high - low + 1, 0);
-            for &v in &self.values {
-                self.counts[crate::record::histogram::bucket_index(v.min(highest)) - low] += 1;
-            }
-            let mut entries = Vec::new();
-            for (offset, &count) in self.counts.iter().enumerate() {
-                if count > 0 {
-                    entries.push((
-                        crate::record::histogram::bucket_top(low + offset),
-                        u64::from(count),
-                    ));
-                }
-            }
-            entries
-        } else {
-            // A few values spread over many decades: sorting is cheaper.
-            radix_sort(&mut self.values, &mut self.scratch);
-            let mut entries: Vec<(u64, u64)> = Vec::new();
-            for &v in &self.values {
-                let top = crate::record::histogram::bucket_top(
-                    crate::record::histogram::bucket_index(v.min(highest)),
-                );
-                match entries.last_mut() {
-                    Some(last) if last.0 == top => last.1 += 1,
-                    _ => entries.push((top, 1)),
-                }
-            }
-            entries
-        };
-        debug_assert!(
-            entries
-                .iter()
-                .all(|&(top, _)| top == shape.highest_equivalent(top))
-        );
+        let stats = std::mem::replace(&mut self.stats, EMPTY_STATS);
         self.series.intervals.push(IntervalRecord {
             start_ns: index * self.interval_ns,
             length_ns: self.interval_ns,
-            count: self.values.len() as u64,
-            min,
-            max,
-            sum,
-            clamped,
-            histogram: crate::model::series::HistogramData::Sparse(
-                crate::model::series::pack_entries(entries),
-            ),
+            count: stats.count,
+            min: stats.min,
+            max: stats.max,
+            sum: stats.sum,
+            clamped: stats.clamped,
+            histogram: HistogramData::Sparse(self.counts.pack_into(&mut self.packing)),
         });
-        self.values.clear();
+        self.counts.clear();
     }
 }
 
-/// Sorts by the bytes that differ, least significant first (LSD radix
-/// sort, 8 bits a pass): latencies in one interval share their high bytes,
-/// so a pass per significant byte — about three for microseconds — costs
-/// less than comparison sorting a thousand values.
-fn radix_sort(values: &mut Vec<u64>, scratch: &mut Vec<u64>) {
-    if values.len() < 128 {
-        values.sort_unstable();
-        return;
-    }
-    let all = values.iter().fold(0u64, |acc, &v| acc | v);
-    let bytes = (64 - all.leading_zeros()).div_ceil(8) as usize;
-    scratch.clear();
-    scratch.resize(values.len(), 0);
-    for byte in 0..bytes {
-        let shift = 8 * byte;
-        let mut counts = [0usize; 256];
-        for &v in values.iter() {
-            counts[((v >> shift) & 0xFF) as usize] += 1;
-        }
-        if counts.contains(&values.len()) {
-            continue; // every value has the same byte here
-        }
-        let mut next = 0;
-        for count in counts.iter_mut() {
-            let here = *count;
-            *count = next;
-            next += here;
-        }
-        for &v in values.iter() {
-            let slot = &mut counts[((v >> shift) & 0xFF) as usize];
-            scratch[*slot] = v;
-            *slot += 1;
-        }
-        std::mem::swap(values, scratch);
-    }
-}
+/// Statistics of nothing yet: `min` at `u64::MAX` so counting needs no
+/// first-value branch (an interval is only closed with a value in it).
+const EMPTY_STATS: ExactStats = ExactStats {
+    count: 0,
+    min: u64::MAX,
+    max: 0,
+    sum: 0,
+    clamped: 0,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn counting_and_sorting_close_intervals_alike() {
-        let shape = crate::record::histogram::empty_hdr();
+    fn closed_intervals_match_a_recorded_histogram() {
         let mut rng = crate::record::schedule::SplitMix64::new(9);
-        // Dense values (counted) and a few spread over decades (sorted).
+        // Dense values, and a few spread over decades.
         for (n, spread) in [(5000, 20), (3, 60), (50, 62), (2000, 40)] {
             let values: Vec<u64> = (0..n).map(|_| rng.next_u64() >> (64 - spread)).collect();
             let mut cutter = Cutter::new("x".into(), 1_000_000_000);
             for &v in &values {
-                cutter.record(0, v, &shape).unwrap();
+                cutter.record(0, v).unwrap();
             }
-            let series = cutter.finish(&shape);
+            let series = cutter.finish();
             let record = &series.intervals[0];
             let mut hist = crate::record::LatencyHistogram::new();
             values.iter().for_each(|&v| hist.record(v));
@@ -274,38 +205,14 @@ mod tests {
     }
 
     #[test]
-    fn radix_sort_sorts() {
-        let mut rng = crate::record::schedule::SplitMix64::new(11);
-        let mut scratch = Vec::new();
-        for (n, bits) in [
-            (0, 8),
-            (5, 64),
-            (127, 20),
-            (128, 17),
-            (1000, 17),
-            (5000, 64),
-            (3000, 33),
-        ] {
-            let mut values: Vec<u64> = (0..n)
-                .map(|_| rng.next_u64() >> (64 - bits) | 0x3000)
-                .collect();
-            let mut expected = values.clone();
-            expected.sort_unstable();
-            radix_sort(&mut values, &mut scratch);
-            assert_eq!(values, expected, "{n} values of {bits} bits");
-        }
-    }
-
-    #[test]
     fn gaps_are_cheap_and_absurd_times_refused() {
-        let shape = crate::record::histogram::empty_hdr();
         let mut cutter = Cutter::new("read".into(), 1_000_000_000);
-        cutter.record(0, 10, &shape).unwrap();
+        cutter.record(0, 10).unwrap();
         // 200,000 empty intervals: no histogram is allocated for them.
-        cutter.record(200_000 * 1_000_000_000, 20, &shape).unwrap();
-        let err = cutter.record(u64::MAX / 2, 30, &shape).unwrap_err();
+        cutter.record(200_000 * 1_000_000_000, 20).unwrap();
+        let err = cutter.record(u64::MAX / 2, 30).unwrap_err();
         assert!(err.contains("--log-interval"), "{err}");
-        let series = cutter.finish(&shape);
+        let series = cutter.finish();
         assert_eq!(series.intervals.len(), 200_001);
         assert_eq!(series.count(), 2);
     }

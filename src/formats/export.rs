@@ -184,7 +184,7 @@ pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
                 .map_err(|e| input_error(format!("series '{}', interval {i}: {e}", s.tag)))?;
             let stats = iv.stats();
             let ranks: Vec<u64> = ps.iter().map(|p| p.rank(stats.count)).collect();
-            let v = values_at_ranks_in(&entries, &stats, &ranks);
+            let v = values_at_ranks_in(entries.iter().copied(), &stats, &ranks);
             let tag = if s.tag.contains([',', '"']) {
                 format!("\"{}\"", s.tag.replace('"', "\"\""))
             } else {

@@ -21,7 +21,6 @@ pub fn is_header(line: &str) -> bool {
 
 /// Reads the round trips, cut into intervals by send time.
 pub fn read(source: &str, reader: impl BufRead, interval_ns: u64) -> Result<Series> {
-    let shape = crate::record::histogram::empty_hdr();
     let mut cutter = Cutter::new("rtt".into(), interval_ns);
     let mut in_body = false;
     let mut first_tx: Option<u64> = None;
@@ -66,7 +65,7 @@ pub fn read(source: &str, reader: impl BufRead, interval_ns: u64) -> Result<Seri
         })?;
         let start = *first_tx.get_or_insert(tx);
         cutter
-            .record(tx.saturating_sub(start), rtt, &shape)
+            .record(tx.saturating_sub(start), rtt)
             .map_err(|why| input_error(format!("{source}:{line_no}: {why}")))?;
     }
     if !in_body {
@@ -79,5 +78,5 @@ pub fn read(source: &str, reader: impl BufRead, interval_ns: u64) -> Result<Seri
             "{source}: a sockperf log with no messages"
         )));
     }
-    Ok(cutter.finish(&shape))
+    Ok(cutter.finish())
 }

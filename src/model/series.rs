@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::encoding;
 use super::summary::Percentiles;
-use crate::record::histogram::{ExactStats, LatencyHistogram};
+use crate::record::buckets::{BucketCounts, PackedPairs};
+use crate::record::histogram::{ExactStats, LatencyHistogram, bucket_top};
 
 /// Where a series' latencies are measured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,31 +34,6 @@ pub enum HistogramData {
     Sparse(Vec<u8>),
 }
 
-fn push_leb128(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    let mut shift = 0;
-    loop {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f).checked_shl(shift)?;
-        if b < 0x80 {
-            return Some(v);
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
-}
-
 /// An HdrHistogram (cauda's precision) holding packed pairs.
 fn hdr_from_packed(packed: &[u8]) -> hdrhistogram::Histogram<u64> {
     let mut hdr = crate::record::histogram::empty_hdr();
@@ -71,6 +47,7 @@ fn hdr_from_packed(packed: &[u8]) -> hdrhistogram::Histogram<u64> {
 /// as LEB128 deltas of the bucket index and the count: neighbouring
 /// buckets are a few indexes apart, so most pairs take two bytes.
 pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
+    use crate::record::buckets::push_leb128;
     use crate::record::histogram::{bucket_index, bucket_top};
     let mut out = Vec::new();
     let mut previous = 0;
@@ -85,21 +62,13 @@ pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
     out
 }
 
-/// Unpacks what [`pack_entries`] wrote.
+/// Unpacks what [`pack_entries`] wrote (a cut pair is dropped).
 pub fn unpack_entries(bytes: &[u8]) -> Vec<(u64, u64)> {
     let mut out = Vec::with_capacity(bytes.len() / 2);
-    let (mut at, mut index) = (0, 0u64);
-    while at < bytes.len() {
-        let (Some(delta), Some(count)) = (read_leb128(bytes, &mut at), read_leb128(bytes, &mut at))
-        else {
-            break;
-        };
-        index = index.saturating_add(delta);
-        let Ok(index) = usize::try_from(index) else {
-            break;
-        };
-        out.push((crate::record::histogram::bucket_top(index), count));
-    }
+    out.extend(
+        crate::record::buckets::PackedPairs::new(bytes)
+            .map(|(index, count)| (crate::record::histogram::bucket_top(index), count)),
+    );
     out
 }
 
@@ -238,6 +207,48 @@ impl IntervalRecord {
         let entries = self.histogram.entries()?;
         self.check(entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.1)))?;
         Ok(entries)
+    }
+
+    /// Adds the interval's buckets to `total` — without decoding a histogram
+    /// when it is held sparse — and yields its (bucket value, count) pairs
+    /// to `visit`; checked against the stored count.
+    pub fn add_to(
+        &self,
+        total: &mut BucketCounts,
+        visit: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>),
+    ) -> Result<(), String> {
+        match &self.histogram {
+            HistogramData::Sparse(packed) => {
+                // One pass: each pair is added as `visit` reads it, and what
+                // it leaves unread after.
+                let mut pairs = PackedPairs::new(packed);
+                let (mut held, mut past_top) = (0u64, None);
+                let mut adding = pairs.by_ref().map(|(index, count)| {
+                    if !total.add_index(index, count) {
+                        past_top = Some(index);
+                    }
+                    held = held.saturating_add(count);
+                    (bucket_top(index), count)
+                });
+                visit(&mut adding);
+                adding.for_each(drop);
+                if let Some(index) = past_top {
+                    return Err(format!("bucket index {index} is past the histogram's top"));
+                }
+                if !pairs.complete() {
+                    return Err("the packed histogram ends inside a bucket".into());
+                }
+                self.check(held)?;
+            }
+            HistogramData::Encoded(_) => {
+                let entries = self.entries()?;
+                for &(value, count) in entries.iter() {
+                    total.record_n(value, count);
+                }
+                visit(&mut entries.iter().copied());
+            }
+        }
+        Ok(())
     }
 
     /// Decodes the histogram and checks it against the stored count.

@@ -32,15 +32,19 @@ pub fn bucket_index(value: u64) -> usize {
 
 /// The highest value of the bucket at a counts index (what the histogram
 /// reports for it).
+#[inline]
 pub fn bucket_top(index: usize) -> u64 {
     if index < 2 * HALF_SUB_BUCKETS {
         return index as u64;
     }
-    let bucket = (index / HALF_SUB_BUCKETS - 1) as u32;
+    let bucket = index / HALF_SUB_BUCKETS - 1;
     let sub = (index % HALF_SUB_BUCKETS + HALF_SUB_BUCKETS) as u64;
-    // An index past what a u64 holds (no histogram makes one) saturates.
-    let top = (u128::from(sub + 1) << bucket.min(64)) - 1;
-    u64::try_from(top).unwrap_or(u64::MAX)
+    // `sub + 1` takes at most 12 bits; an index whose top would not fit a
+    // u64 (no histogram makes one) saturates.
+    if bucket > 52 {
+        return u64::MAX;
+    }
+    ((sub + 1) << bucket) - 1
 }
 
 /// Exact statistics kept beside the histogram.

@@ -1,6 +1,7 @@
 //! The recording engine shared by every probe: clock, open-loop schedule,
 //! per-thread recorders, interval rotation and the collector.
 
+pub mod buckets;
 pub mod clock;
 pub mod collector;
 pub mod histogram;

@@ -1,0 +1,280 @@
+//! Counts by bucket index of cauda's histogram shape, for the bulk paths
+//! (importers cutting millions of values, analysis merging thousands of
+//! intervals): adding costs an index computation at most, never a
+//! histogram record, and only the buckets touched are walked or cleared.
+//!
+//! The packed form is the run file's sparse histogram: LEB128 deltas of the
+//! bucket index, each followed by its count.
+
+use super::histogram::{ExactStats, HIGHEST_NS, LatencyHistogram, bucket_index, bucket_top};
+
+/// Counts per bucket, with a bitmap of the buckets holding any.
+#[derive(Clone, Debug)]
+pub struct BucketCounts {
+    counts: Vec<u64>,
+    touched: Vec<u64>,
+}
+
+impl Default for BucketCounts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl BucketCounts {
+    /// No counts, room for every bucket from 1 ns to [`HIGHEST_NS`].
+    pub fn new() -> Self {
+        let buckets = bucket_index(HIGHEST_NS) + 1;
+        BucketCounts {
+            counts: vec![0; buckets],
+            touched: vec![0; buckets.div_ceil(64)],
+        }
+    }
+
+    /// Counts one value (past [`HIGHEST_NS`]: in the top bucket).
+    #[inline(always)]
+    pub fn record(&mut self, value: u64) {
+        self.record_n(value, 1);
+    }
+
+    /// Counts `count` occurrences of one value.
+    #[inline(always)]
+    pub fn record_n(&mut self, value: u64, count: u64) {
+        self.add_index(bucket_index(value.min(HIGHEST_NS)), count);
+    }
+
+    /// Adds every count of `other`.
+    pub fn add(&mut self, other: &BucketCounts) {
+        for (index, count) in other.iter() {
+            self.add_index(index, count);
+        }
+    }
+
+    /// Adds `count` to the bucket at `index`; false (nothing added) for an
+    /// index past the top bucket, which only a corrupt file can hold.
+    #[inline(always)]
+    pub fn add_index(&mut self, index: usize, count: u64) -> bool {
+        let Some(slot) = self.counts.get_mut(index) else {
+            return false;
+        };
+        *slot = slot.saturating_add(count);
+        self.touched[index / 64] |= 1 << (index % 64);
+        true
+    }
+
+    /// Adds packed pairs (see [`pack`](Self::pack)) and returns how many
+    /// values they held; fails if the bytes end inside a pair or name a
+    /// bucket past the top (what came before is added).
+    pub fn add_packed(&mut self, packed: &[u8]) -> Result<u64, String> {
+        let mut pairs = PackedPairs::new(packed);
+        let mut total = 0u64;
+        for (index, count) in pairs.by_ref() {
+            if !self.add_index(index, count) {
+                return Err(format!("bucket index {index} is past the histogram's top"));
+            }
+            total = total.saturating_add(count);
+        }
+        if !pairs.complete() {
+            return Err("the packed histogram ends inside a bucket".into());
+        }
+        Ok(total)
+    }
+
+    /// The (bucket index, count) pairs in increasing index.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.touched
+            .iter()
+            .enumerate()
+            .flat_map(move |(word, &bits)| {
+                SetBits(bits).map(move |bit| {
+                    let index = word * 64 + bit;
+                    (index, self.counts[index])
+                })
+            })
+    }
+
+    /// The counts packed as LEB128 deltas of the bucket index and counts.
+    pub fn pack(&self) -> Vec<u8> {
+        self.pack_into(&mut Vec::new())
+    }
+
+    /// [`pack`](Self::pack), built in `scratch` (kept for the next call)
+    /// and returned at its exact size.
+    pub fn pack_into(&self, scratch: &mut Vec<u8>) -> Vec<u8> {
+        scratch.clear();
+        let mut previous = 0;
+        for (word, &bits) in self.touched.iter().enumerate() {
+            for bit in SetBits(bits) {
+                let index = word * 64 + bit;
+                push_leb128(scratch, (index - previous) as u64);
+                push_leb128(scratch, self.counts[index]);
+                previous = index;
+            }
+        }
+        scratch.as_slice().to_vec()
+    }
+
+    /// Empties the counts, clearing only the buckets touched.
+    pub fn clear(&mut self) {
+        for word in 0..self.touched.len() {
+            let bits = std::mem::take(&mut self.touched[word]);
+            for bit in SetBits(bits) {
+                self.counts[word * 64 + bit] = 0;
+            }
+        }
+    }
+
+    /// A histogram of these counts whose exact statistics are `stats`.
+    pub fn to_histogram(&self, stats: ExactStats) -> LatencyHistogram {
+        let mut hdr = super::histogram::empty_hdr();
+        for (index, count) in self.iter() {
+            let _ = hdr.record_n(bucket_top(index).min(HIGHEST_NS), count);
+        }
+        LatencyHistogram::from_parts(hdr, stats)
+    }
+}
+
+/// The indexes of the set bits of a word, lowest first.
+struct SetBits(u64);
+
+impl Iterator for SetBits {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let bit = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(bit)
+    }
+}
+
+/// The (bucket index, count) pairs of packed bytes; stops at bytes that
+/// end inside a pair or overflow.
+pub struct PackedPairs<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    index: u64,
+}
+
+impl<'a> PackedPairs<'a> {
+    /// The pairs of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        PackedPairs {
+            bytes,
+            at: 0,
+            index: 0,
+        }
+    }
+
+    /// Whether every byte was read as whole pairs.
+    pub fn complete(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+}
+
+impl Iterator for PackedPairs<'_> {
+    type Item = (usize, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, u64)> {
+        if self.at >= self.bytes.len() {
+            return None;
+        }
+        let mut at = self.at;
+        let delta = read_leb128(self.bytes, &mut at)?;
+        let count = read_leb128(self.bytes, &mut at)?;
+        let index = self.index.checked_add(delta)?;
+        let as_usize = usize::try_from(index).ok()?;
+        self.at = at;
+        self.index = index;
+        Some((as_usize, count))
+    }
+}
+
+/// Appends `v` as LEB128.
+#[inline(always)]
+pub fn push_leb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a LEB128 value at `at`, moving past it; `None` if the bytes end
+/// inside it or it overflows a u64.
+#[inline(always)]
+pub fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    // One byte holds most counts and deltas.
+    let &first = bytes.get(*at)?;
+    if first < 0x80 {
+        *at += 1;
+        return Some(u64::from(first));
+    }
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_pack_and_add_back_exactly() {
+        let mut rng = crate::record::schedule::SplitMix64::new(5);
+        let mut counts = BucketCounts::new();
+        let mut hist = LatencyHistogram::new();
+        for _ in 0..20_000 {
+            let v = rng.next_u64() >> (rng.next_u64() % 64);
+            counts.record(v);
+            hist.record(v);
+        }
+        let expected: Vec<(u64, u64)> = hist
+            .hdr()
+            .iter_recorded()
+            .map(|b| (b.value_iterated_to(), b.count_at_value()))
+            .collect();
+        let got: Vec<(u64, u64)> = counts.iter().map(|(i, c)| (bucket_top(i), c)).collect();
+        assert_eq!(got, expected);
+
+        let packed = counts.pack();
+        let mut again = BucketCounts::new();
+        assert_eq!(again.add_packed(&packed), Ok(20_000));
+        again.add(&counts);
+        let doubled: Vec<(u64, u64)> = expected.iter().map(|&(v, c)| (v, 2 * c)).collect();
+        let got: Vec<(u64, u64)> = again.iter().map(|(i, c)| (bucket_top(i), c)).collect();
+        assert_eq!(got, doubled);
+
+        again.clear();
+        assert_eq!(again.iter().count(), 0);
+        assert!(again.counts.iter().all(|&c| c == 0));
+    }
+
+    #[test]
+    fn corrupt_packed_bytes_stop_without_a_panic() {
+        let mut counts = BucketCounts::new();
+        // A pair cut short, an index past the top, an overflowing delta.
+        assert!(counts.add_packed(&[3]).is_err());
+        assert!(counts.add_packed(&[0xFF, 0xFF, 0x7F, 1]).is_err());
+        assert!(counts.add_packed(&[0xFF; 12]).is_err());
+        let mut pairs = PackedPairs::new(&[1, 2, 0x80]);
+        assert_eq!(pairs.next(), Some((1, 2)));
+        assert_eq!(pairs.next(), None);
+        assert!(!pairs.complete());
+    }
+}
