@@ -199,8 +199,10 @@ impl LineFault {
 /// How much of a chunk is read at once.
 const BLOCK: usize = 64 << 10;
 
-/// Parses the lines of one chunk. Well-formed lines (`D, D, D, D[, D][, D]`
-/// and a newline, as fio writes them) take a fused scan over the block;
+/// Parses the lines of one chunk. Each block read gets a bitmap of its
+/// non-digit bytes; well-formed lines (`D, D, D, D[, D][, D]` and a
+/// newline, as fio writes them) are scanned against it ([`scan_masked`]),
+/// or byte by byte when a field is long or the block ends ([`scan_fast`]);
 /// any other line goes through the careful per-line path, which accepts
 /// the same lines with the same values and names what is wrong with the
 /// rest.
