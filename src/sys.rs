@@ -321,3 +321,30 @@ impl Epoll {
         Ok(n)
     }
 }
+
+/// Bit k set when byte k of `block` is not an ASCII digit, 16 bytes at a
+/// time with SSE2: less `'0'`, a digit is at most 9 (unsigned). The hot
+/// step of fio log import.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn non_digit_bits_64(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8,
+        _mm_sub_epi8,
+    };
+    let half = |bytes: &[u8]| i64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+    let mut bits = 0u64;
+    for (k, lane) in block.chunks_exact(16).enumerate() {
+        let (low, high) = (half(&lane[..8]), half(&lane[8..]));
+        // SAFETY: SSE2 is part of the x86-64 baseline, enabled on every
+        // x86_64 target, and these intrinsics take values, not pointers: they
+        // cannot touch memory.
+        let digits = unsafe {
+            let t = _mm_sub_epi8(_mm_set_epi64x(high, low), _mm_set1_epi8(b'0' as i8));
+            let nine = _mm_set1_epi8(9);
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(t, nine), nine))
+        };
+        bits |= u64::from(!(digits as u16)) << (16 * k);
+    }
+    bits
+}

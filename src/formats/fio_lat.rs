@@ -421,6 +421,7 @@ fn digit_run(bytes: &[u8], start: usize) -> Option<usize> {
 /// 0x76 to its low 7 bits carries into the high bit only from 10 up,
 /// never into the next byte; the high bits are then gathered by one
 /// multiply.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 #[inline(always)]
 fn non_digits(word: u64) -> u64 {
     let t = word ^ ASCII_ZEROS;
@@ -434,15 +435,6 @@ fn non_digits(word: u64) -> u64 {
 /// [`bits_from`] read past any position. One pass over the block, word by
 /// word, with no dependency between words.
 fn non_digit_bits(bytes: &[u8], out: &mut Vec<u64>) {
-    let block_bits = |block: &[u8]| {
-        block
-            .chunks_exact(8)
-            .enumerate()
-            .fold(0u64, |bits, (k, word)| {
-                let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-                bits | non_digits(word) << (8 * k)
-            })
-    };
     out.clear();
     let mut blocks = bytes.chunks_exact(64);
     out.extend(blocks.by_ref().map(block_bits));
@@ -453,6 +445,34 @@ fn non_digit_bits(bytes: &[u8], out: &mut Vec<u64>) {
         out.push(block_bits(&padded));
     }
     out.push(u64::MAX);
+}
+
+/// The non-digit bytes of 64 as bits, with SSE2 (see [`crate::sys`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block_bits(block: &[u8]) -> u64 {
+    crate::sys::non_digit_bits_64(block.try_into().expect("64 bytes"))
+}
+
+/// The non-digit bytes of 64 as bits, 8 at a time ([`non_digits`]).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn block_bits(block: &[u8]) -> u64 {
+    block_bits_portable(block)
+}
+
+/// The non-digit bytes of 64 as bits, 8 at a time ([`non_digits`]), on any
+/// CPU.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn block_bits_portable(block: &[u8]) -> u64 {
+    block
+        .chunks_exact(8)
+        .enumerate()
+        .fold(0u64, |bits, (k, word)| {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            bits | non_digits(word) << (8 * k)
+        })
 }
 
 /// The 64 bits of [`non_digit_bits`] from byte `pos` on.
@@ -690,6 +710,25 @@ mod tests {
         long.resize(80, b'7');
         assert_eq!(scan_masked(&long, bits_of(&long)), None);
         assert_eq!(scan_fast(&long), Some(([12_345_678, 5, 0, 4096], 21)));
+    }
+
+    #[test]
+    fn the_vector_and_the_portable_bitmaps_agree() {
+        let mut rng = crate::record::schedule::SplitMix64::new(8);
+        for _ in 0..20_000 {
+            let block: Vec<u8> = (0..64)
+                .map(|_| match rng.next_u64() % 3 {
+                    0 => b"0123456789"[(rng.next_u64() % 10) as usize],
+                    1 => b"/:, \n"[(rng.next_u64() % 5) as usize],
+                    _ => rng.next_u64() as u8,
+                })
+                .collect();
+            let expected = (0..64).fold(0u64, |acc, k| {
+                acc | u64::from(!block[k].is_ascii_digit()) << k
+            });
+            assert_eq!(block_bits_portable(&block), expected, "{block:?}");
+            assert_eq!(block_bits(&block), expected, "{block:?}");
+        }
     }
 
     #[test]
