@@ -4,9 +4,11 @@
 # first, so drift of the machine favours neither).
 #
 #   A. 4k randread, QD1, O_DIRECT, io_uring: clat p50 and p99.
-#      fio's clat runs from submission to completion; cauda's closed-loop
-#      latency from just before io_uring_enter to the reaping, i.e. it also
-#      holds the submission (fio's slat). fio's lat (slat + clat) is shown too.
+#      fio's clat runs from the return of the submitting io_uring_enter to
+#      the completion; cauda records the same as `read.clat` with
+#      --slat-clat (which, like fio, submits and waits in separate calls).
+#      cauda's `read` (from just before the submitting call) is compared
+#      with fio's lat (slat + clat).
 #   B. 4k randwrite, QD32, O_DIRECT, io_uring: IOPS and CPU time per I/O
 #      (fio: usr_cpu + sys_cpu of the job over its runtime; cauda: user + sys
 #      of the whole process during the run, from getrusage).
@@ -98,7 +100,9 @@ f = sys.argv[2]
 s = {x["tag"]: x["summary"] for x in d["summary"]}
 disk = d["disk"]
 tag = "write" if "write" in s else "read"
-if f == "p50": print(s[tag]["percentiles"]["50"])
+if f == "clat50": print(s[tag + ".clat"]["percentiles"]["50"])
+elif f == "clat99": print(s[tag + ".clat"]["percentiles"]["99"])
+elif f == "p50": print(s[tag]["percentiles"]["50"])
 elif f == "p99": print(s[tag]["percentiles"]["99"])
 elif f == "max": print(s[tag]["max"])
 elif f == "iops": print(disk["iops"])
@@ -121,7 +125,7 @@ paired() { # "a1 a2 …" "b1 b2 …"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a/b}'; }
 
-declare -a A_FIO50 A_FIO99 A_FIOLAT50 A_FIOLAT99 A_C50 A_C99 B_FIOIOPS B_FIOCPU B_CIOPS B_CCPU B_CCPUJ C_FIO99 C_FIOMAX C_FIOLATMAX C_C99 C_CMAX
+declare -a A_FIO50 A_FIO99 A_FIOLAT50 A_FIOLAT99 A_C50 A_C99 A_CC50 A_CC99 B_FIOIOPS B_FIOCPU B_CIOPS B_CCPU B_CCPUJ C_FIO99 C_FIOMAX C_FIOLATMAX C_C99 C_CMAX
 
 freeze() { # pid: SIGSTOP for 500 ms after 2 s
     sleep 2
@@ -142,9 +146,11 @@ for round in $(seq 1 "$ROUNDS"); do
             A_FIOLAT50+=("$(fio_fig "$WORK/a_fio.json" read lat50)")
             A_FIOLAT99+=("$(fio_fig "$WORK/a_fio.json" read lat99)")
         else
-            cauda_run "$WORK/a_cauda.json" --rw randread --iodepth 1 --runtime "${RUNTIME_S}s"
+            cauda_run "$WORK/a_cauda.json" --rw randread --iodepth 1 --runtime "${RUNTIME_S}s" --slat-clat
             A_C50+=("$(cauda_fig "$WORK/a_cauda.json" p50)")
             A_C99+=("$(cauda_fig "$WORK/a_cauda.json" p99)")
+            A_CC50+=("$(cauda_fig "$WORK/a_cauda.json" clat50)")
+            A_CC99+=("$(cauda_fig "$WORK/a_cauda.json" clat99)")
         fi
     done
     for tool in "${order[@]}"; do
@@ -193,14 +199,15 @@ echo
 echo "A. 4k randread QD1 O_DIRECT io_uring (medians over rounds)"
 row "fio clat p50 / p99" "$(us "$(median "${A_FIO50[@]}")") / $(us "$(median "${A_FIO99[@]}")")"
 row "fio lat (slat + clat) p50 / p99" "$(us "$(median "${A_FIOLAT50[@]}")") / $(us "$(median "${A_FIOLAT99[@]}")")"
-row "cauda p50 / p99" "$(us "$(median "${A_C50[@]}")") / $(us "$(median "${A_C99[@]}")")"
-row "ratio cauda/fio p50 (goal <= 1.03)" "$(ratio "$(median "${A_C50[@]}")" "$(median "${A_FIO50[@]}")")"
-row "ratio cauda/fio p99 (goal 0.90-1.10)" "$(ratio "$(median "${A_C99[@]}")" "$(median "${A_FIO99[@]}")")"
-row "ratio cauda/fio-lat p50, p99 (like for like)" "$(ratio "$(median "${A_C50[@]}")" "$(median "${A_FIOLAT50[@]}")"), $(ratio "$(median "${A_C99[@]}")" "$(median "${A_FIOLAT99[@]}")")"
-row "paired per-round ratio p50: vs clat, vs lat" "$(paired "${A_C50[*]}" "${A_FIO50[*]}"), $(paired "${A_C50[*]}" "${A_FIOLAT50[*]}")"
-row "paired per-round ratio p99: vs clat, vs lat" "$(paired "${A_C99[*]}" "${A_FIO99[*]}"), $(paired "${A_C99[*]}" "${A_FIOLAT99[*]}")"
-row "per round fio p50" "${A_FIO50[*]}"
-row "per round cauda p50" "${A_C50[*]}"
+row "cauda read.clat p50 / p99" "$(us "$(median "${A_CC50[@]}")") / $(us "$(median "${A_CC99[@]}")")"
+row "cauda read (slat + clat) p50 / p99" "$(us "$(median "${A_C50[@]}")") / $(us "$(median "${A_C99[@]}")")"
+row "ratio clat cauda/fio p50 (goal <= 1.03)" "$(ratio "$(median "${A_CC50[@]}")" "$(median "${A_FIO50[@]}")")"
+row "ratio clat cauda/fio p99 (goal 0.90-1.10)" "$(ratio "$(median "${A_CC99[@]}")" "$(median "${A_FIO99[@]}")")"
+row "ratio lat cauda/fio p50, p99" "$(ratio "$(median "${A_C50[@]}")" "$(median "${A_FIOLAT50[@]}")"), $(ratio "$(median "${A_C99[@]}")" "$(median "${A_FIOLAT99[@]}")")"
+row "paired per-round ratio clat p50, p99" "$(paired "${A_CC50[*]}" "${A_FIO50[*]}"), $(paired "${A_CC99[*]}" "${A_FIO99[*]}")"
+row "paired per-round ratio lat p50, p99" "$(paired "${A_C50[*]}" "${A_FIOLAT50[*]}"), $(paired "${A_C99[*]}" "${A_FIOLAT99[*]}")"
+row "per round fio clat p50" "${A_FIO50[*]}"
+row "per round cauda read.clat p50" "${A_CC50[*]}"
 echo
 echo "B. 4k randwrite QD32 O_DIRECT io_uring (medians over rounds)"
 row "fio IOPS / CPU per I/O" "$(int "$(median "${B_FIOIOPS[@]}")") / $(int "$(median "${B_FIOCPU[@]}")") ns"

@@ -332,6 +332,76 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
 }
 
 #[test]
+fn slat_and_clat_split_each_latency_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(dir.path().join("s.dat"))
+        .args([
+            "--size",
+            "4M",
+            "--rw",
+            "randrw",
+            "--iodepth",
+            "4",
+            "--slat-clat",
+        ])
+        .args([
+            "--runtime",
+            "300ms",
+            "--interval-length",
+            "100ms",
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = run_json(&out);
+    let series = |tag: &str| {
+        run["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["tag"] == tag)
+            .unwrap_or_else(|| panic!("no series {tag}"))["intervals"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    for dir in ["read", "write"] {
+        let (lat, slat, clat) = (
+            series(dir),
+            series(&format!("{dir}.slat")),
+            series(&format!("{dir}.clat")),
+        );
+        assert!(!lat.is_empty());
+        // Each operation's latency is its slat plus its clat, to the
+        // nanosecond, so counts match and sums add up in every interval.
+        let sum = |i: &Value| {
+            i["sum"].as_str().map_or_else(
+                || i["sum"].as_u64().unwrap() as u128,
+                |s| s.parse().unwrap(),
+            )
+        };
+        for ((l, s), c) in lat.iter().zip(&slat).zip(&clat) {
+            assert_eq!(l["count"], s["count"]);
+            assert_eq!(l["count"], c["count"]);
+            assert_eq!(sum(l), sum(s) + sum(c), "{dir}");
+        }
+    }
+    assert!(
+        run["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["tag"] == "read.clat"),
+        "the split series are summarised like any other"
+    );
+}
+
+#[test]
 fn rate_mode_labels_latency_and_service() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
@@ -390,6 +460,10 @@ fn bad_input_is_refused_with_what_to_change() {
     refused(
         &["disk", "--file", f, "--engine", "psync", "--iodepth", "8"],
         "--engine psync runs one I/O at a time",
+    );
+    refused(
+        &["disk", "--file", f, "--rate", "100/s", "--slat-clat"],
+        "cannot be used with",
     );
     refused(
         &["disk", "--file", f, "--iodepth", "4", "--submit-batch", "8"],

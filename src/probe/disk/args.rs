@@ -62,6 +62,11 @@ pub struct DiskArgs {
     /// disks.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub submit_batch: u32,
+    /// Also record fio's split of the closed-loop latency: time in the
+    /// submitting call (`read.slat`, …) and from its return to the
+    /// completion (`read.clat`, …). Submission then gets a call of its own.
+    #[arg(long, conflicts_with = "rate")]
+    pub slat_clat: bool,
     /// Jobs: threads, each with its own queue, all on the same region.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,

@@ -27,6 +27,18 @@ pub struct SeriesMap {
     pub latency: [Option<SeriesId>; 3],
     /// Service time from submission (open loop only).
     pub service: [Option<SeriesId>; 3],
+    /// `--slat-clat`: time in the submitting call (fio's slat).
+    pub slat: [Option<SeriesId>; 3],
+    /// `--slat-clat`: from the submitting call's return to the completion
+    /// (fio's clat).
+    pub clat: [Option<SeriesId>; 3],
+}
+
+impl SeriesMap {
+    /// Whether submission is a call of its own, timed apart from the wait.
+    fn splits_submission(&self) -> bool {
+        self.slat.iter().chain(&self.clat).any(Option::is_some)
+    }
 }
 
 /// What one job did, beside its histograms.
@@ -123,7 +135,10 @@ struct Slot {
     dir: Dir,
     offset: u64,
     intended: u64,
+    /// Just before the submitting call.
     started: u64,
+    /// When the submitting call returned (with `--slat-clat`).
+    issued: u64,
 }
 
 impl<E: Engine, S: Sink> Job<'_, E, S> {
@@ -143,6 +158,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             offset,
             intended,
             started: 0,
+            issued: 0,
         };
         Ok(())
     }
@@ -212,6 +228,14 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         if let Some(series) = self.series.service[d] {
             self.sink
                 .record(now, series, now.saturating_sub(slot.started));
+        }
+        if let Some(series) = self.series.slat[d] {
+            self.sink
+                .record(now, series, slot.issued.saturating_sub(slot.started));
+        }
+        if let Some(series) = self.series.clat[d] {
+            self.sink
+                .record(now, series, now.saturating_sub(slot.issued));
         }
         true
     }
@@ -297,12 +321,30 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
 
     /// Submits the queued operations without waiting once `--submit-batch`
     /// of them are queued, so the device gets each as soon as it is ready.
+    /// With no free slot left, the wait that follows submits them in the
+    /// same call (unless `--slat-clat` times the submission apart).
     fn submit_full_batch<C: Clock>(&mut self, clock: &C, queue: &mut Queue) -> std::io::Result<()> {
-        if queue.queued.len() < self.submit_batch {
+        let waits_next = queue.free.is_empty() && !self.series.splits_submission();
+        if queue.queued.len() < self.submit_batch || waits_next {
             return Ok(());
         }
+        self.submit_queued(clock, queue)
+    }
+
+    /// Submits the queued operations without waiting, stamped just before
+    /// the call (and, with `--slat-clat`, when it returned).
+    fn submit_queued<C: Clock>(&mut self, clock: &C, queue: &mut Queue) -> std::io::Result<()> {
+        queue.submitting.clear();
+        queue.submitting.extend_from_slice(&queue.queued);
         queue.mark_submitted(clock.now());
-        self.engine.flush()
+        self.engine.flush()?;
+        if self.series.splits_submission() {
+            let issued = clock.now();
+            for &slot in &queue.submitting {
+                queue.slots[slot].issued = issued;
+            }
+        }
+        Ok(())
     }
 
     /// Submits what is queued (stamped as late as possible: right before
@@ -315,6 +357,10 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         wake_at: Option<u64>,
         open_loop: bool,
     ) -> std::io::Result<bool> {
+        if self.series.splits_submission() && !queue.queued.is_empty() {
+            // Submitted by a call of its own, so the wait is timed apart.
+            self.submit_queued(clock, queue)?;
+        }
         let submitted = clock.now();
         queue.mark_submitted(submitted);
         let timeout = wake_at.map(|due| due.saturating_sub(submitted).clamp(1, SLICE_NS));
@@ -340,6 +386,8 @@ struct Queue {
     slots: Vec<Slot>,
     free: Vec<usize>,
     queued: Vec<usize>,
+    /// The slots of the call being made (`--slat-clat`).
+    submitting: Vec<usize>,
     done: Vec<Completion>,
     in_flight: usize,
     /// `--verify`: the pattern a read should hold.
@@ -352,6 +400,7 @@ impl Queue {
             slots: (0..depth).map(|_| empty_slot()).collect(),
             free: (0..depth).rev().collect(),
             queued: Vec::with_capacity(depth),
+            submitting: Vec::with_capacity(depth),
             done: Vec::with_capacity(depth),
             in_flight: 0,
             expect: Vec::new(),
@@ -382,6 +431,7 @@ fn empty_slot() -> Slot {
         offset: 0,
         intended: 0,
         started: 0,
+        issued: 0,
     }
 }
 

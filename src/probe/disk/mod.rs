@@ -3,7 +3,8 @@
 //! Each job (thread) owns an engine (io_uring ring or psync) on the target
 //! and runs the workload closed loop at `--iodepth`, or open loop at
 //! `--rate` from the shared schedule, recording one series per direction
-//! (`read`, `write`, `fsync`; in rate mode also `read.service`, …). After
+//! (`read`, `write`, `fsync`; in rate mode also `read.service`, …; with
+//! `--slat-clat` also `read.slat` and `read.clat`, …). After
 //! the run, IOPS and bandwidth, failed I/Os by errno, CPU time per I/O and
 //! write amplification are added to the run file under `"disk"`.
 
@@ -54,6 +55,8 @@ pub struct DiskConfig {
     pub iodepth: usize,
     /// Operations queued before they are submitted together.
     pub submit_batch: usize,
+    /// Record fio's slat and clat beside the latency (closed loop).
+    pub slat_clat: bool,
     /// Jobs.
     pub jobs: usize,
     /// Measured time in ns.
@@ -165,6 +168,14 @@ impl DiskConfig {
                     tag: format!("{}.service", dir.tag()),
                     measured_from: MeasuredFrom::ActualStart,
                 });
+            } else if self.slat_clat {
+                for (part, slot) in [("slat", &mut map.slat), ("clat", &mut map.clat)] {
+                    slot[dir as usize] = Some(specs.len());
+                    specs.push(SeriesSpec {
+                        tag: format!("{}.{part}", dir.tag()),
+                        measured_from: MeasuredFrom::ActualStart,
+                    });
+                }
             }
         }
         (specs, map)
@@ -541,6 +552,7 @@ impl DiskConfig {
             offset: args.offset,
             iodepth: args.iodepth as usize,
             submit_batch: args.submit_batch as usize,
+            slat_clat: args.slat_clat,
             jobs: args.jobs as usize,
             runtime_ns: args.runtime,
             ramp_ns: args.ramp,
