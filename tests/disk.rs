@@ -33,6 +33,21 @@ fn run_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// `cauda disk --file DIR/FILE ARGS -q -o DIR/FILE.json`, which must
+/// succeed; its run file.
+fn disk_run(dir: &Path, file: &str, args: &[&str]) -> Value {
+    let out = dir.join(format!("{file}.json"));
+    cauda()
+        .args(["disk", "--file"])
+        .arg(dir.join(file))
+        .args(args)
+        .args(["-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    run_json(&out)
+}
+
 /// Writes distinct random blocks with one engine, reads them back with the
 /// other, and compares every byte.
 fn write_then_read(writer: EngineKind, reader: EngineKind) {
@@ -250,11 +265,10 @@ fn an_open_loop_stall_shows_as_its_backlog() {
 #[test]
 fn a_real_short_run_analyses_and_matches_its_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run.json");
-    cauda()
-        .args(["disk", "--file"])
-        .arg(dir.path().join("a.dat"))
-        .args([
+    let run = disk_run(
+        dir.path(),
+        "a.dat",
+        &[
             "--size",
             "8M",
             "--rw",
@@ -265,21 +279,14 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
             "4",
             "--jobs",
             "2",
-        ])
-        .args([
             "--fsync",
             "16",
             "--runtime",
             "1500ms",
             "--interval-length",
             "500ms",
-            "-q",
-            "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let run = run_json(&out);
+        ],
+    );
     assert_eq!(run["probe"], "disk");
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
@@ -303,7 +310,7 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
     assert_eq!(tags, ["read", "write", "fsync", "self"]);
     let disk = &run["disk"];
     assert_eq!(disk["engine"], "io_uring");
-    let summaries = common::summaries(&out, &[]);
+    let summaries = common::summaries(&dir.path().join("a.dat.json"), &[]);
     for dir in ["read", "write", "fsync"] {
         let s = common::series(&summaries, dir);
         assert_eq!(
@@ -334,11 +341,10 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
 #[test]
 fn slat_and_clat_split_each_latency_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run.json");
-    cauda()
-        .args(["disk", "--file"])
-        .arg(dir.path().join("s.dat"))
-        .args([
+    let run = disk_run(
+        dir.path(),
+        "s.dat",
+        &[
             "--size",
             "4M",
             "--rw",
@@ -346,19 +352,12 @@ fn slat_and_clat_split_each_latency_exactly() {
             "--iodepth",
             "4",
             "--slat-clat",
-        ])
-        .args([
             "--runtime",
             "300ms",
             "--interval-length",
             "100ms",
-            "-q",
-            "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let run = run_json(&out);
+        ],
+    );
     let series = |tag: &str| {
         run["series"]
             .as_array()
