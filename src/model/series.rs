@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::encoding;
 use super::summary::Percentiles;
-use crate::record::buckets::{BucketCounts, PackedPairs};
-use crate::record::histogram::{ExactStats, LatencyHistogram, bucket_top};
+use crate::record::buckets::BucketCounts;
+use crate::record::histogram::{ExactStats, LatencyHistogram};
 
 /// Where a series' latencies are measured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,17 +47,14 @@ fn hdr_from_packed(packed: &[u8]) -> hdrhistogram::Histogram<u64> {
 /// as LEB128 deltas of the bucket index and the count: neighbouring
 /// buckets are a few indexes apart, so most pairs take two bytes.
 pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
-    use crate::record::buckets::push_leb128;
     use crate::record::histogram::{bucket_index, bucket_top};
     let mut out = Vec::new();
-    let mut previous = 0;
-    for (value, count) in entries {
-        let index = bucket_index(value) as u64;
-        debug_assert_eq!(bucket_top(index as usize), value, "a bucket's own value");
-        push_leb128(&mut out, index - previous);
-        push_leb128(&mut out, count);
-        previous = index;
-    }
+    let pairs = entries.into_iter().map(|(value, count)| {
+        let index = bucket_index(value);
+        debug_assert_eq!(bucket_top(index), value, "a bucket's own value");
+        (index, count)
+    });
+    crate::record::buckets::pack_pairs(pairs, &mut out);
     out.shrink_to_fit();
     out
 }
@@ -219,25 +216,7 @@ impl IntervalRecord {
     ) -> Result<(), String> {
         match &self.histogram {
             HistogramData::Sparse(packed) => {
-                // One pass: each pair is added as `visit` reads it, and what
-                // it leaves unread after.
-                let mut pairs = PackedPairs::new(packed);
-                let (mut held, mut past_top) = (0u64, None);
-                let mut adding = pairs.by_ref().map(|(index, count)| {
-                    if !total.add_index(index, count) {
-                        past_top = Some(index);
-                    }
-                    held = held.saturating_add(count);
-                    (bucket_top(index), count)
-                });
-                visit(&mut adding);
-                adding.for_each(drop);
-                if let Some(index) = past_top {
-                    return Err(format!("bucket index {index} is past the histogram's top"));
-                }
-                if !pairs.complete() {
-                    return Err("the packed histogram ends inside a bucket".into());
-                }
+                let held = total.add_packed(packed, visit)?;
                 self.check(held)?;
             }
             HistogramData::Encoded(_) => {

@@ -62,22 +62,34 @@ impl BucketCounts {
         true
     }
 
-    /// Adds packed pairs (see [`pack`](Self::pack)) and returns how many
-    /// values they held; fails if the bytes end inside a pair or name a
-    /// bucket past the top (what came before is added).
-    pub fn add_packed(&mut self, packed: &[u8]) -> Result<u64, String> {
+    /// Adds packed pairs (see [`pack_into`](Self::pack_into)) and returns
+    /// how many values they held. `visit` reads the (bucket value, count)
+    /// pairs as they are added — one pass over the bytes — and what it
+    /// leaves unread is added after. Fails if the bytes end inside a pair
+    /// or name a bucket past the top (what came before is added).
+    pub fn add_packed(
+        &mut self,
+        packed: &[u8],
+        visit: impl FnOnce(&mut dyn Iterator<Item = (u64, u64)>),
+    ) -> Result<u64, String> {
         let mut pairs = PackedPairs::new(packed);
-        let mut total = 0u64;
-        for (index, count) in pairs.by_ref() {
+        let (mut held, mut past_top) = (0u64, None);
+        let mut adding = pairs.by_ref().map(|(index, count)| {
             if !self.add_index(index, count) {
-                return Err(format!("bucket index {index} is past the histogram's top"));
+                past_top = Some(index);
             }
-            total = total.saturating_add(count);
+            held = held.saturating_add(count);
+            (bucket_top(index), count)
+        });
+        visit(&mut adding);
+        adding.for_each(drop);
+        if let Some(index) = past_top {
+            return Err(format!("bucket index {index} is past the histogram's top"));
         }
         if !pairs.complete() {
             return Err("the packed histogram ends inside a bucket".into());
         }
-        Ok(total)
+        Ok(held)
     }
 
     /// The (bucket index, count) pairs in increasing index.
@@ -93,24 +105,11 @@ impl BucketCounts {
             })
     }
 
-    /// The counts packed as LEB128 deltas of the bucket index and counts.
-    pub fn pack(&self) -> Vec<u8> {
-        self.pack_into(&mut Vec::new())
-    }
-
-    /// [`pack`](Self::pack), built in `scratch` (kept for the next call)
-    /// and returned at its exact size.
+    /// The counts packed ([`pack_pairs`]), built in `scratch` (kept for the
+    /// next call) and returned at their exact size.
     pub fn pack_into(&self, scratch: &mut Vec<u8>) -> Vec<u8> {
         scratch.clear();
-        let mut previous = 0;
-        for (word, &bits) in self.touched.iter().enumerate() {
-            for bit in SetBits(bits) {
-                let index = word * 64 + bit;
-                push_leb128(scratch, (index - previous) as u64);
-                push_leb128(scratch, self.counts[index]);
-                previous = index;
-            }
-        }
+        pack_pairs(self.iter(), scratch);
         scratch.as_slice().to_vec()
     }
 
@@ -194,9 +193,20 @@ impl Iterator for PackedPairs<'_> {
     }
 }
 
+/// Appends (bucket index, count) pairs in increasing index to `out` as
+/// LEB128 deltas of the index, each followed by its count.
+pub fn pack_pairs(pairs: impl IntoIterator<Item = (usize, u64)>, out: &mut Vec<u8>) {
+    let mut previous = 0;
+    for (index, count) in pairs {
+        push_leb128(out, (index - previous) as u64);
+        push_leb128(out, count);
+        previous = index;
+    }
+}
+
 /// Appends `v` as LEB128.
 #[inline(always)]
-pub fn push_leb128(out: &mut Vec<u8>, mut v: u64) {
+fn push_leb128(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -207,7 +217,7 @@ pub fn push_leb128(out: &mut Vec<u8>, mut v: u64) {
 /// Reads a LEB128 value at `at`, moving past it; `None` if the bytes end
 /// inside it or it overflows a u64.
 #[inline(always)]
-pub fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
+fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
     // One byte holds most counts and deltas.
     let &first = bytes.get(*at)?;
     if first < 0x80 {
@@ -252,9 +262,12 @@ mod tests {
         let got: Vec<(u64, u64)> = counts.iter().map(|(i, c)| (bucket_top(i), c)).collect();
         assert_eq!(got, expected);
 
-        let packed = counts.pack();
+        let packed = counts.pack_into(&mut Vec::new());
         let mut again = BucketCounts::new();
-        assert_eq!(again.add_packed(&packed), Ok(20_000));
+        let mut visited = Vec::new();
+        let held = again.add_packed(&packed, |pairs| visited.extend(pairs.take(10)));
+        assert_eq!(held, Ok(20_000));
+        assert_eq!(visited, expected[..10]);
         again.add(&counts);
         let doubled: Vec<(u64, u64)> = expected.iter().map(|&(v, c)| (v, 2 * c)).collect();
         let got: Vec<(u64, u64)> = again.iter().map(|(i, c)| (bucket_top(i), c)).collect();
@@ -269,9 +282,9 @@ mod tests {
     fn corrupt_packed_bytes_stop_without_a_panic() {
         let mut counts = BucketCounts::new();
         // A pair cut short, an index past the top, an overflowing delta.
-        assert!(counts.add_packed(&[3]).is_err());
-        assert!(counts.add_packed(&[0xFF, 0xFF, 0x7F, 1]).is_err());
-        assert!(counts.add_packed(&[0xFF; 12]).is_err());
+        for corrupt in [&[3][..], &[0xFF, 0xFF, 0x7F, 1], &[0xFF; 12]] {
+            assert!(counts.add_packed(corrupt, |_| {}).is_err(), "{corrupt:?}");
+        }
         let mut pairs = PackedPairs::new(&[1, 2, 0x80]);
         assert_eq!(pairs.next(), Some((1, 2)));
         assert_eq!(pairs.next(), None);

@@ -334,11 +334,13 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
     /// Submits the queued operations without waiting, stamped just before
     /// the call (and, with `--slat-clat`, when it returned).
     fn submit_queued<C: Clock>(&mut self, clock: &C, queue: &mut Queue) -> std::io::Result<()> {
-        queue.submitting.clear();
-        queue.submitting.extend_from_slice(&queue.queued);
+        let split = self.series.splits_submission();
+        if split {
+            queue.submitting.clone_from(&queue.queued);
+        }
         queue.mark_submitted(clock.now());
         self.engine.flush()?;
-        if self.series.splits_submission() {
+        if split {
             let issued = clock.now();
             for &slot in &queue.submitting {
                 queue.slots[slot].issued = issued;
