@@ -178,11 +178,25 @@ pub fn analyze(inputs: &[Loaded], options: &Options) -> Result<Analysis> {
     })
 }
 
-/// A series merged, and its per-interval points, in one decoding pass.
-/// Long series are decoded in parallel slices, merged in order.
+/// A series merged, and its per-interval points: from the series' digest
+/// when it has one, else in one decoding pass, long series in parallel
+/// slices merged in order.
 pub fn merge_with_points(
     series: &Series,
 ) -> Result<(LatencyHistogram, Vec<stalls::IntervalPoint>), String> {
+    // An importer that cut the intervals already took what is needed.
+    if let Some(digest) = series.digest() {
+        let points = series
+            .intervals
+            .iter()
+            .zip(digest.points())
+            .map(|(interval, &values)| {
+                let (start, length) = (interval.start_ns, interval.length_ns);
+                stalls::IntervalPoint::from_values(start, length, values, &interval.stats())
+            })
+            .collect();
+        return Ok((digest.counts().to_histogram(*digest.stats()), points));
+    }
     const SLICE_MIN: usize = 512;
     let n = series.intervals.len();
     let threads = std::thread::available_parallelism()

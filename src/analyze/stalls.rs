@@ -35,6 +35,12 @@ pub struct IntervalPoint {
     pub mean: f64,
 }
 
+/// The ranks an interval's p50 and p99 are read at: the ⌈qn⌉-th smallest
+/// of its `n` values.
+pub fn point_ranks(n: u64) -> [u64; 2] {
+    [n.div_ceil(2), (u128::from(n) * 99).div_ceil(100) as u64]
+}
+
 impl IntervalPoint {
     /// Summarises one interval from its sparse (bucket value, count) pairs.
     pub fn from_entries(
@@ -43,14 +49,23 @@ impl IntervalPoint {
         entries: impl IntoIterator<Item = (u64, u64)>,
         stats: &ExactStats,
     ) -> Self {
-        let n = stats.count;
-        let values = values_at_ranks_in(entries, stats, &[n.div_ceil(2), (n * 99).div_ceil(100)]);
+        let values = values_at_ranks_in(entries, stats, &point_ranks(stats.count));
+        Self::from_values(start_ns, length_ns, [values[0], values[1]], stats)
+    }
+
+    /// Summarises one interval whose p50 and p99 are known.
+    pub fn from_values(
+        start_ns: u64,
+        length_ns: u64,
+        [p50, p99]: [u64; 2],
+        stats: &ExactStats,
+    ) -> Self {
         IntervalPoint {
             start_s: start_ns as f64 / 1e9,
             length_s: length_ns as f64 / 1e9,
-            count: n,
-            p50: values[0],
-            p99: values[1],
+            count: stats.count,
+            p50,
+            p99,
             max: stats.max,
             mean: (stats.mean() * 10.0).round() / 10.0,
         }

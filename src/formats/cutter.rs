@@ -1,6 +1,7 @@
 //! Cutting timestamped values (fio latency logs, sockperf full logs) into
 //! interval histograms, with empty intervals for gaps.
 
+use crate::model::digest::Digest;
 use crate::model::series::HistogramData;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::buckets::BucketCounts;
@@ -12,7 +13,8 @@ pub const MAX_INTERVALS: u64 = 1_000_000;
 /// Cuts a time-ordered stream of (time, value) into interval histograms.
 /// The open interval is kept as counts by bucket index and exact
 /// statistics: a value costs an index computation and an add, and closing
-/// walks only the buckets touched.
+/// walks only the buckets touched — to pack the interval, and to take what
+/// analysis needs of it into the series' [`Digest`].
 pub struct Cutter {
     series: Series,
     open: Option<u64>,
@@ -26,6 +28,7 @@ pub struct Cutter {
     open_end_ns: u64,
     /// Room to pack an interval in before it is copied to its exact size.
     packing: Vec<u8>,
+    digest: Digest,
 }
 
 impl Cutter {
@@ -40,6 +43,7 @@ impl Cutter {
             last_ns: 0,
             open_end_ns: 0,
             packing: Vec::new(),
+            digest: Digest::new(),
         }
     }
 
@@ -90,6 +94,7 @@ impl Cutter {
                         gap * self.interval_ns,
                         self.interval_ns,
                     ));
+                    self.digest.push_empty();
                 }
                 self.count(value);
                 self.open = Some(index);
@@ -110,9 +115,11 @@ impl Cutter {
         self.last_ns = self.last_ns.max(later.last_ns);
         let Some(last) = self.series.intervals.len().checked_sub(1) else {
             self.series.intervals = later.series.intervals;
+            self.digest = later.digest;
             return Ok(());
         };
         // Intervals sit at their index: position i starts at i × length.
+        let later_len = later.series.intervals.len();
         let mut rest = later.series.intervals.into_iter();
         let mut joined: Option<crate::record::LatencyHistogram> = None;
         for late in rest.by_ref().take(last + 1) {
@@ -124,10 +131,20 @@ impl Cutter {
                 hist.add_sparse(&late.entries()?, &late.stats());
             }
         }
-        if let Some(hist) = joined {
-            let open = &self.series.intervals[last];
-            self.series.intervals[last] =
-                IntervalRecord::from_histogram(open.start_ns, open.length_ns, &hist);
+        let joined_count = self.series.intervals.len().min(later_len);
+        match joined {
+            Some(hist) => {
+                let open = &self.series.intervals[last];
+                let record = IntervalRecord::from_histogram(open.start_ns, open.length_ns, &hist);
+                let entries = record.entries()?;
+                self.digest.append(
+                    later.digest,
+                    joined_count,
+                    Some((&entries, &record.stats())),
+                );
+                self.series.intervals[last] = record;
+            }
+            None => self.digest.append(later.digest, joined_count, None),
         }
         self.series.intervals.extend(rest);
         Ok(())
@@ -143,6 +160,7 @@ impl Cutter {
             last.length_ns = last.length_ns.min(covered);
         }
         self.series.intervals.shrink_to_fit();
+        self.series.set_digest(self.digest);
         self.series
     }
 
@@ -160,9 +178,12 @@ impl Cutter {
             max: stats.max,
             sum: stats.sum,
             clamped: stats.clamped,
-            histogram: HistogramData::Sparse(self.counts.pack_into(&mut self.packing)),
+            histogram: HistogramData::Sparse(self.digest.push(
+                &mut self.counts,
+                &stats,
+                &mut self.packing,
+            )),
         });
-        self.counts.clear();
     }
 }
 

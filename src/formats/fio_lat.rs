@@ -836,6 +836,30 @@ mod tests {
         out
     }
 
+    /// What analysis takes from a series' digest is what it would decode
+    /// from its intervals.
+    fn assert_digest_is_the_decoded_analysis(series: &Series) {
+        use crate::analyze::merge_with_points;
+        assert!(series.digest().is_some(), "{}", series.tag);
+        let mut undigested = Series::new(series.tag.clone(), series.measured_from);
+        undigested.intervals = series.intervals.clone();
+        assert!(undigested.digest().is_none());
+        let (hist, points) = merge_with_points(series).unwrap();
+        let (decoded_hist, decoded_points) = merge_with_points(&undigested).unwrap();
+        assert_eq!(hist.stats(), decoded_hist.stats(), "{}", series.tag);
+        assert!(hist.hdr() == decoded_hist.hdr(), "{}", series.tag);
+        assert_eq!(points, decoded_points, "{}", series.tag);
+        // Changed intervals lose the digest.
+        let mut changed = series.clone();
+        let busy = changed
+            .intervals
+            .iter()
+            .position(|iv| iv.count > 0)
+            .unwrap();
+        changed.intervals.remove(busy);
+        assert!(changed.digest().is_none(), "{}", series.tag);
+    }
+
     #[test]
     fn parallel_chunks_equal_one_pass_and_number_lines_in_the_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -867,11 +891,16 @@ mod tests {
                 text.matches('\n').count(),
                 "{parts} parts"
             );
-            assert_eq!(finish(&source, chunks).unwrap(), one, "{parts} parts");
+            let joined = finish(&source, chunks).unwrap();
+            assert_eq!(joined, one, "{parts} parts");
+            for series in &joined {
+                assert_digest_is_the_decoded_analysis(series);
+            }
         }
         if let Some(parallel) = read_lat_log_file(&source, &path, 1_000_000_000).unwrap() {
             assert_eq!(parallel, one);
         }
+        one.iter().for_each(assert_digest_is_the_decoded_analysis);
         // A bad line deep in the file is named by its line in the file.
         let at = text.len() * 3 / 4;
         let line_start = text[..at].rfind('\n').unwrap() + 1;

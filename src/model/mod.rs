@@ -1,5 +1,6 @@
 //! The data model: run files, series and summaries (serde).
 
+pub mod digest;
 pub mod encoding;
 pub mod run;
 pub mod series;

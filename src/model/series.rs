@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::digest::Digest;
+
 use super::encoding;
 use super::summary::Percentiles;
 use crate::record::buckets::BucketCounts;
@@ -260,7 +262,7 @@ pub struct Reported {
 }
 
 /// A tagged series of intervals, all in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
     /// What was measured: `wakeup`, `read`, `rtt`, `idle=100us`, …
     pub tag: String,
@@ -273,6 +275,21 @@ pub struct Series {
     /// For percentiles-only sources: what the tool printed (no intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported: Option<Reported>,
+    /// What the importer computed for analysis as it cut the intervals;
+    /// never saved, and not part of the series' value.
+    #[serde(skip)]
+    digest: Option<Box<Digest>>,
+}
+
+/// Two series are equal when their data is; a digest is only a cache of it.
+impl PartialEq for Series {
+    fn eq(&self, other: &Self) -> bool {
+        self.tag == other.tag
+            && self.unit == other.unit
+            && self.measured_from == other.measured_from
+            && self.intervals == other.intervals
+            && self.reported == other.reported
+    }
 }
 
 impl Series {
@@ -284,7 +301,27 @@ impl Series {
             measured_from,
             intervals: Vec::new(),
             reported: None,
+            digest: None,
         }
+    }
+
+    /// Keeps `digest`, made from exactly these intervals, beside them.
+    pub fn set_digest(&mut self, digest: Digest) {
+        self.digest = Some(Box::new(digest));
+    }
+
+    /// The digest, while it still matches the intervals: as many points,
+    /// and the same count and sum of values. Anything that changes the
+    /// intervals after the digest was made loses it here.
+    pub fn digest(&self) -> Option<&Digest> {
+        let digest = self.digest.as_deref()?;
+        let (count, sum) = self.intervals.iter().fold((0u64, 0u128), |(c, s), iv| {
+            (c.saturating_add(iv.count), s.saturating_add(iv.sum))
+        });
+        (digest.points().len() == self.intervals.len()
+            && digest.stats().count == count
+            && digest.stats().sum == sum)
+            .then_some(digest)
     }
 
     /// Every interval merged into one histogram (exact: counts add up).

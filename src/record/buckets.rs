@@ -62,7 +62,7 @@ impl BucketCounts {
         true
     }
 
-    /// Adds packed pairs (see [`pack_into`](Self::pack_into)) and returns
+    /// Adds packed pairs (see [`pack_pairs`]) and returns
     /// how many values they held. `visit` reads the (bucket value, count)
     /// pairs as they are added — one pass over the bytes — and what it
     /// leaves unread is added after. Fails if the bytes end inside a pair
@@ -105,22 +105,43 @@ impl BucketCounts {
             })
     }
 
-    /// The counts packed ([`pack_pairs`]), built in `scratch` (kept for the
-    /// next call) and returned at their exact size.
-    pub fn pack_into(&self, scratch: &mut Vec<u8>) -> Vec<u8> {
+    /// Empties the counts in one walk of the buckets touched: packs them
+    /// ([`pack_pairs`]) into `scratch` (kept for the next call) and
+    /// returns them at their exact size, adds them to `total`, and finds,
+    /// for each of two ranks (1-based, ascending), the index of the bucket
+    /// holding the value of that rank, if the counts reach it.
+    pub fn take(
+        &mut self,
+        scratch: &mut Vec<u8>,
+        total: &mut BucketCounts,
+        ranks: [u64; 2],
+    ) -> (Vec<u8>, [Option<usize>; 2]) {
         scratch.clear();
-        pack_pairs(self.iter(), scratch);
-        scratch.as_slice().to_vec()
-    }
-
-    /// Empties the counts, clearing only the buckets touched.
-    pub fn clear(&mut self) {
-        for word in 0..self.touched.len() {
-            let bits = std::mem::take(&mut self.touched[word]);
+        let mut found = [None; 2];
+        let (mut cumulative, mut previous) = (0u64, 0);
+        for (word, bits) in self.touched.iter_mut().enumerate() {
+            let bits = std::mem::take(bits);
+            if bits == 0 {
+                continue;
+            }
+            total.touched[word] |= bits;
             for bit in SetBits(bits) {
-                self.counts[word * 64 + bit] = 0;
+                let index = word * 64 + bit;
+                let count = std::mem::take(&mut self.counts[index]);
+                push_leb128(scratch, (index - previous) as u64);
+                push_leb128(scratch, count);
+                previous = index;
+                total.counts[index] = total.counts[index].saturating_add(count);
+                cumulative = cumulative.saturating_add(count);
+                if found[1].is_none() && cumulative >= ranks[0] {
+                    found[0].get_or_insert(index);
+                    if cumulative >= ranks[1] {
+                        found[1] = Some(index);
+                    }
+                }
             }
         }
+        (scratch.as_slice().to_vec(), found)
     }
 
     /// A histogram of these counts whose exact statistics are `stats`.
@@ -262,7 +283,8 @@ mod tests {
         let got: Vec<(u64, u64)> = counts.iter().map(|(i, c)| (bucket_top(i), c)).collect();
         assert_eq!(got, expected);
 
-        let packed = counts.pack_into(&mut Vec::new());
+        let mut packed = Vec::new();
+        pack_pairs(counts.iter(), &mut packed);
         let mut again = BucketCounts::new();
         let mut visited = Vec::new();
         let held = again.add_packed(&packed, |pairs| visited.extend(pairs.take(10)));
@@ -273,9 +295,35 @@ mod tests {
         let got: Vec<(u64, u64)> = again.iter().map(|(i, c)| (bucket_top(i), c)).collect();
         assert_eq!(got, doubled);
 
-        again.clear();
-        assert_eq!(again.iter().count(), 0);
-        assert!(again.counts.iter().all(|&c| c == 0));
+        // Taking packs the same bytes, adds to the total, finds the ranks
+        // and leaves nothing behind.
+        let mut total = BucketCounts::new();
+        let (taken, found) = counts.take(&mut Vec::new(), &mut total, [10_000, 19_800]);
+        assert_eq!(taken, packed);
+        let got: Vec<(u64, u64)> = total.iter().map(|(i, c)| (bucket_top(i), c)).collect();
+        assert_eq!(got, expected);
+        let rank_bucket = |rank: u64| {
+            let mut cumulative = 0;
+            expected.iter().position(|&(_, c)| {
+                cumulative += c;
+                cumulative >= rank
+            })
+        };
+        let value_of = |index: Option<usize>| index.map(bucket_top);
+        assert_eq!(
+            value_of(found[0]),
+            rank_bucket(10_000).map(|i| expected[i].0)
+        );
+        assert_eq!(
+            value_of(found[1]),
+            rank_bucket(19_800).map(|i| expected[i].0)
+        );
+        assert_eq!(counts.iter().count(), 0);
+        assert!(counts.counts.iter().all(|&c| c == 0));
+        assert_eq!(
+            counts.take(&mut Vec::new(), &mut total, [1, 1]).1,
+            [None, None]
+        );
     }
 
     #[test]

@@ -239,13 +239,11 @@ pub fn decoded(loaded: &Loaded) -> Result<Loaded> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            Ok(Series {
-                tag: s.tag.clone(),
-                unit: s.unit.clone(),
-                measured_from: s.measured_from,
-                intervals,
-                reported: s.reported.clone(),
-            })
+            let mut decoded = Series::new(s.tag.clone(), s.measured_from);
+            decoded.unit = s.unit.clone();
+            decoded.intervals = intervals;
+            decoded.reported = s.reported.clone();
+            Ok(decoded)
         })
         .collect::<Result<Vec<_>>>()?;
     // Only the series are decoded; the rest of the run (host, warnings) is
