@@ -226,6 +226,50 @@ mod tests {
     }
 
     #[test]
+    fn appending_a_later_cut_equals_one_pass_wherever_the_cut() {
+        // Late values, a gap of several intervals, a first value late in
+        // the log.
+        let seconds = |s: f64| (s * 1e9) as u64;
+        let values: Vec<(u64, u64)> = [
+            (2.1, 5),
+            (2.5, 70),
+            (3.2, 9),
+            (2.9, 11),
+            (3.0, 40),
+            (3.9, 8),
+            (7.4, 300),
+            (7.1, 2),
+            (6.9, 17),
+            (8.0, 6),
+            (8.2, 1000),
+        ]
+        .iter()
+        .map(|&(t, v)| (seconds(t), v))
+        .collect();
+        let cut = |part: &[(u64, u64)]| {
+            let mut cutter = Cutter::new("x".into(), 1_000_000_000);
+            part.iter().for_each(|&(t, v)| cutter.record(t, v).unwrap());
+            cutter
+        };
+        let one = cut(&values).finish();
+        assert_eq!(one.intervals.len(), 9);
+        // What analysis decodes from the intervals, without a digest.
+        let mut undigested = Series::new("x".into(), MeasuredFrom::Unknown);
+        undigested.intervals = one.intervals.clone();
+        let (total, points) = crate::analyze::merge_with_points(&undigested).unwrap();
+        let expected: Vec<[u64; 2]> = points.iter().map(|p| [p.p50, p.p99]).collect();
+        for at in 0..=values.len() {
+            let mut joined = cut(&values[..at]);
+            joined.append(cut(&values[at..])).unwrap();
+            let joined = joined.finish();
+            assert_eq!(joined, one, "cut at {at}");
+            let digest = joined.digest().expect("a digest that matches");
+            assert_eq!(*digest.stats(), total.stats(), "cut at {at}");
+            assert_eq!(digest.points(), expected, "cut at {at}");
+        }
+    }
+
+    #[test]
     fn gaps_are_cheap_and_absurd_times_refused() {
         let mut cutter = Cutter::new("read".into(), 1_000_000_000);
         cutter.record(0, 10).unwrap();
