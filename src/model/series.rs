@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::digest::Digest;
-
 use super::encoding;
 use super::summary::Percentiles;
 use crate::record::buckets::BucketCounts;
@@ -311,16 +310,16 @@ impl Series {
     }
 
     /// The digest, while it still matches the intervals: as many points,
-    /// and the same count and sum of values. Anything that changes the
-    /// intervals after the digest was made loses it here.
+    /// and the same count, sum, min and max of values. A change of the
+    /// intervals after the digest was made loses it here unless it keeps
+    /// all of these (a series built anew starts without one).
     pub fn digest(&self) -> Option<&Digest> {
         let digest = self.digest.as_deref()?;
-        let (count, sum) = self.intervals.iter().fold((0u64, 0u128), |(c, s), iv| {
-            (c.saturating_add(iv.count), s.saturating_add(iv.sum))
-        });
+        let mut all = ExactStats::default();
+        self.intervals.iter().for_each(|iv| all.merge(&iv.stats()));
+        let held = digest.stats();
         (digest.points().len() == self.intervals.len()
-            && digest.stats().count == count
-            && digest.stats().sum == sum)
+            && (held.count, held.sum, held.min, held.max) == (all.count, all.sum, all.min, all.max))
             .then_some(digest)
     }
 
