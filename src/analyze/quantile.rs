@@ -149,7 +149,7 @@ pub fn values_at_ranks_in(
     order.sort_by_key(|&i| ranks[i]);
     let mut next = 0;
     while next < order.len() && ranks[order[next]] <= 1 {
-        out[order[next]] = stats.min;
+        out[order[next]] = reported_at_rank(ranks[order[next]], None, stats);
         next += 1;
     }
     let mut cumulative = 0u64;
@@ -159,20 +159,27 @@ pub fn values_at_ranks_in(
         }
         cumulative = cumulative.saturating_add(count);
         while next < order.len() && ranks[order[next]] <= cumulative {
-            let rank = ranks[order[next]];
-            out[order[next]] = if rank >= n {
-                stats.max
-            } else {
-                value.max(stats.min).min(stats.max)
-            };
+            out[order[next]] = reported_at_rank(ranks[order[next]], Some(value), stats);
             next += 1;
         }
     }
     while next < order.len() {
-        out[order[next]] = stats.max;
+        out[order[next]] = reported_at_rank(ranks[order[next]], None, stats);
         next += 1;
     }
     out
+}
+
+/// The value reported for `rank` (1-based) of the `stats.count` values,
+/// given the value of the bucket the rank falls in (`None`: past the
+/// buckets): rank 1 is the exact min, rank n and past it the exact max,
+/// others the bucket's value clamped to them.
+pub fn reported_at_rank(rank: u64, bucket: Option<u64>, stats: &ExactStats) -> u64 {
+    match bucket {
+        _ if rank <= 1 => stats.min,
+        Some(value) if rank < stats.count => value.max(stats.min).min(stats.max),
+        _ => stats.max,
+    }
 }
 
 /// The values of percentiles, in the order given.

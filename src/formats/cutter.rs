@@ -5,7 +5,7 @@ use crate::model::digest::Digest;
 use crate::model::series::HistogramData;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::buckets::BucketCounts;
-use crate::record::histogram::{ExactStats, HIGHEST_NS};
+use crate::record::histogram::ExactStats;
 
 /// The most intervals one series may span (11.5 days of 1 s intervals).
 pub const MAX_INTERVALS: u64 = 1_000_000;
@@ -38,7 +38,7 @@ impl Cutter {
             series: Series::new(tag, MeasuredFrom::Unknown),
             open: None,
             counts: BucketCounts::new(),
-            stats: EMPTY_STATS,
+            stats: ExactStats::RECORDING,
             interval_ns,
             last_ns: 0,
             open_end_ns: 0,
@@ -50,12 +50,7 @@ impl Cutter {
     /// Counts `value` into the open interval.
     #[inline(always)]
     fn count(&mut self, value: u64) {
-        let stats = &mut self.stats;
-        stats.count += 1;
-        stats.sum += u128::from(value);
-        stats.min = stats.min.min(value);
-        stats.max = stats.max.max(value);
-        stats.clamped += u64::from(value > HIGHEST_NS);
+        self.stats.record(value);
         self.counts.record(value);
     }
 
@@ -169,7 +164,7 @@ impl Cutter {
             return;
         };
         self.open_end_ns = 0;
-        let stats = std::mem::replace(&mut self.stats, EMPTY_STATS);
+        let stats = std::mem::replace(&mut self.stats, ExactStats::RECORDING);
         self.series.intervals.push(IntervalRecord {
             start_ns: index * self.interval_ns,
             length_ns: self.interval_ns,
@@ -186,16 +181,6 @@ impl Cutter {
         });
     }
 }
-
-/// Statistics of nothing yet: `min` at `u64::MAX` so counting needs no
-/// first-value branch (an interval is only closed with a value in it).
-const EMPTY_STATS: ExactStats = ExactStats {
-    count: 0,
-    min: u64::MAX,
-    max: 0,
-    sum: 0,
-    clamped: 0,
-};
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@
 //!
 //! [`Series::digest`]: super::Series::digest
 
-use crate::analyze::quantile::values_at_ranks_in;
+use crate::analyze::quantile::{reported_at_rank, values_at_ranks_in};
 use crate::analyze::stalls::point_ranks;
 use crate::record::ExactStats;
 use crate::record::buckets::BucketCounts;
@@ -40,13 +40,8 @@ impl Digest {
     ) -> Vec<u8> {
         let ranks = point_ranks(stats.count);
         let (packed, found) = counts.take(scratch, &mut self.counts, ranks);
-        // As [`values_at_ranks_in`] reads a rank: the first and the last
-        // are the exact extremes, others the bucket's value within them.
-        let value = |rank: u64, index: Option<usize>| match index {
-            _ if rank <= 1 => stats.min,
-            Some(index) if rank < stats.count => bucket_top(index).max(stats.min).min(stats.max),
-            _ => stats.max,
-        };
+        let value =
+            |rank: u64, index: Option<usize>| reported_at_rank(rank, index.map(bucket_top), stats);
         self.stats.merge(stats);
         self.points
             .push([value(ranks[0], found[0]), value(ranks[1], found[1])]);

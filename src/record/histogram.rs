@@ -63,6 +63,26 @@ pub struct ExactStats {
 }
 
 impl ExactStats {
+    /// Statistics of nothing yet, to [`record`](Self::record) into: `min`
+    /// at `u64::MAX` so recording needs no first-value branch.
+    pub const RECORDING: ExactStats = ExactStats {
+        count: 0,
+        min: u64::MAX,
+        max: 0,
+        sum: 0,
+        clamped: 0,
+    };
+
+    /// Takes one value (one past [`HIGHEST_NS`] is counted as clamped).
+    #[inline(always)]
+    pub fn record(&mut self, value: u64) {
+        self.count += 1;
+        self.sum += u128::from(value);
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.clamped += u64::from(value > HIGHEST_NS);
+    }
+
     /// Folds another interval's statistics into these.
     pub fn merge(&mut self, other: &ExactStats) {
         if other.count == 0 {
@@ -90,15 +110,9 @@ impl ExactStats {
     }
 }
 
-/// Internal empty statistics: `min` at `u64::MAX` so recording needs no
-/// first-value branch.
-const EMPTY: ExactStats = ExactStats {
-    count: 0,
-    min: u64::MAX,
-    max: 0,
-    sum: 0,
-    clamped: 0,
-};
+/// Empty statistics to record into: `min` at `u64::MAX` so recording
+/// needs no first-value branch (read them only once they hold a value).
+const EMPTY: ExactStats = ExactStats::RECORDING;
 
 /// A histogram of nanosecond values with exact count, min, max and sum.
 #[derive(Clone, Debug)]
@@ -141,14 +155,7 @@ impl LatencyHistogram {
     /// fail; `min` sits at `u64::MAX` while empty so no first-value branch.
     #[inline(always)]
     pub fn record(&mut self, value: u64) {
-        let stats = &mut self.stats;
-        stats.count += 1;
-        stats.sum += value as u128;
-        stats.min = stats.min.min(value);
-        stats.max = stats.max.max(value);
-        if value > HIGHEST_NS {
-            stats.clamped += 1;
-        }
+        self.stats.record(value);
         // In range by construction, so this cannot fail.
         let _ = self.hist.record(value.min(HIGHEST_NS));
     }
