@@ -137,8 +137,8 @@ pub struct HostAuditArgs {
     #[arg(long)]
     pub json: bool,
     /// What the host is judged for.
-    #[arg(long, value_enum, default_value_t = crate::host::check::Profile::Latency)]
-    pub profile: crate::host::check::Profile,
+    #[arg(long, value_enum, default_value_t = crate::model::check::Profile::Latency)]
+    pub profile: crate::model::check::Profile,
     /// Read /proc and /sys below this directory instead of the live host
     /// (a captured tree, see scripts/capture_host_tree.sh).
     #[arg(long, value_name = "DIR")]

@@ -546,7 +546,7 @@ fn host_changes(base: &Loaded, new: &Loaded) -> Vec<HostChange> {
     };
     // Each audit check is one key (`check:vm.swappiness`), compared by its
     // current value, so a comparison names the setting that changed.
-    let to_map = |h: &crate::host::snapshot::HostSnapshot| {
+    let to_map = |h: &crate::model::HostSnapshot| {
         let mut map = match serde_json::to_value(h) {
             Ok(serde_json::Value::Object(m)) => m,
             _ => serde_json::Map::new(),

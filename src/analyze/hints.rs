@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::stalls::{IntervalPoint, Stall};
-use crate::host::counters::HostCounters;
+use crate::model::HostCounters;
 
 /// One counter that stands out during a stall.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -367,7 +367,7 @@ pub fn self_hint(self_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::counters::HostInterval;
+    use crate::model::HostInterval;
 
     fn counters(io_full_us: &[i64], writeback_pages: &[i64]) -> HostCounters {
         HostCounters {

@@ -20,7 +20,7 @@ use crate::analyze::Percentile;
 use crate::analyze::quantile::values_at_ranks_in;
 use crate::analyze::summary::series_summaries;
 use crate::error::input_error;
-use crate::host::snapshot::HostSnapshot;
+use crate::model::HostSnapshot;
 use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool};
 use crate::units::TimeUnit;
 

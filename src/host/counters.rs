@@ -20,36 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::snapshot::HostRoot;
-
-/// The counters of a run, column-wise: one name list, one row per interval.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostCounters {
-    /// Counter names, e.g. `psi.io.full` (µs), `vmstat.nr_writeback` (pages).
-    pub names: Vec<String>,
-    /// One entry per run interval, aligned with the series' intervals.
-    pub intervals: Vec<HostInterval>,
-}
-
-/// The counters' deltas over one interval.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostInterval {
-    /// Interval start, ns from the run's start.
-    pub start_ns: u64,
-    /// Interval length, ns.
-    pub length_ns: u64,
-    /// One delta per name (end minus start of the interval).
-    pub deltas: Vec<i64>,
-}
-
-impl HostCounters {
-    /// The column of a counter, if it was sampled.
-    pub fn column(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n == name)
-    }
-}
 
 /// The kernel's USER_HZ: `/proc/stat` times are in these ticks.
 const USER_HZ: i64 = 100;

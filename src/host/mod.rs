@@ -2,7 +2,6 @@
 //! run (counters), and the vocabulary shared with tuning.
 
 pub mod audit;
-pub mod check;
 pub mod counters;
 pub mod cpulist;
 pub mod snapshot;

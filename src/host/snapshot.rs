@@ -7,35 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use super::check::Check;
 use super::cpulist::parse_cpu_list;
-
-/// The host's static conditions at the start of a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostSnapshot {
-    /// `/proc/sys/kernel/hostname`.
-    pub hostname: Option<String>,
-    /// `/proc/sys/kernel/osrelease`.
-    pub kernel: Option<String>,
-    /// The first `model name` in `/proc/cpuinfo`.
-    pub cpu_model: Option<String>,
-    /// Online logical CPUs (`/sys/devices/system/cpu/online`).
-    pub logical_cpus: Option<usize>,
-    /// `/proc/cmdline`.
-    pub cmdline: Option<String>,
-    /// `cpuidle/current_driver` (e.g. `intel_idle`, `acpi_idle`, `none`).
-    pub cpuidle_driver: Option<String>,
-    /// `cpuidle/current_governor` (e.g. `menu`, `teo`, `haltpoll`).
-    pub cpuidle_governor: Option<String>,
-    /// `clocksource0/current_clocksource` (e.g. `tsc`, `kvm-clock`).
-    pub clocksource: Option<String>,
-    /// The full audit of the host's static settings (latency profile), so
-    /// every run carries its conditions; empty in run files written before it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<Check>,
-}
+use crate::model::HostSnapshot;
+use crate::model::check::Profile;
 
 /// Reads files below a root directory (`/` on a live host).
 #[derive(Clone, Debug)]
@@ -136,36 +110,33 @@ fn read_trimmed(path: &Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-impl HostSnapshot {
-    /// Reads the snapshot from a host root.
-    pub fn capture(root: &HostRoot) -> Self {
-        let cpuidle = "/sys/devices/system/cpu/cpuidle";
-        HostSnapshot {
-            hostname: root.read("/proc/sys/kernel/hostname"),
-            kernel: root.read("/proc/sys/kernel/osrelease"),
-            cpu_model: root.read("/proc/cpuinfo").and_then(|info| cpu_model(&info)),
-            logical_cpus: root
-                .read("/sys/devices/system/cpu/online")
-                .and_then(|list| parse_cpu_list(&list).ok())
-                .map(|cpus| cpus.len()),
-            cmdline: root.read("/proc/cmdline"),
-            cpuidle_driver: root.read(&format!("{cpuidle}/current_driver")),
-            cpuidle_governor: root
-                .read(&format!("{cpuidle}/current_governor"))
-                .or_else(|| root.read(&format!("{cpuidle}/current_governor_ro"))),
-            clocksource: root
-                .read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
-            checks: Vec::new(),
-        }
+/// Reads the snapshot from a host root.
+pub fn capture(root: &HostRoot) -> HostSnapshot {
+    let cpuidle = "/sys/devices/system/cpu/cpuidle";
+    HostSnapshot {
+        hostname: root.read("/proc/sys/kernel/hostname"),
+        kernel: root.read("/proc/sys/kernel/osrelease"),
+        cpu_model: root.read("/proc/cpuinfo").and_then(|info| cpu_model(&info)),
+        logical_cpus: root
+            .read("/sys/devices/system/cpu/online")
+            .and_then(|list| parse_cpu_list(&list).ok())
+            .map(|cpus| cpus.len()),
+        cmdline: root.read("/proc/cmdline"),
+        cpuidle_driver: root.read(&format!("{cpuidle}/current_driver")),
+        cpuidle_governor: root
+            .read(&format!("{cpuidle}/current_governor"))
+            .or_else(|| root.read(&format!("{cpuidle}/current_governor_ro"))),
+        clocksource: root.read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        checks: Vec::new(),
     }
+}
 
-    /// The snapshot with the full audit (latency profile) of the host's
-    /// static settings: what a run file stores.
-    pub fn capture_full(root: &HostRoot) -> Self {
-        HostSnapshot {
-            checks: super::audit::audit(root, super::check::Profile::Latency).checks,
-            ..HostSnapshot::capture(root)
-        }
+/// The snapshot with the full audit (latency profile) of the host's
+/// static settings: what a run file stores.
+pub fn capture_full(root: &HostRoot) -> HostSnapshot {
+    HostSnapshot {
+        checks: super::audit::audit(root, Profile::Latency).checks,
+        ..capture(root)
     }
 }
 
@@ -205,7 +176,7 @@ mod tests {
             "/sys/devices/system/cpu/cpuidle/current_governor_ro",
             "menu\n",
         );
-        let snap = HostSnapshot::capture(&HostRoot::new(dir.path()));
+        let snap = capture(&HostRoot::new(dir.path()));
         assert_eq!(snap.hostname.as_deref(), Some("box"));
         assert_eq!(snap.cpu_model.as_deref(), Some("Intel(R) Xeon(R)"));
         assert_eq!(snap.logical_cpus, Some(4));
@@ -216,7 +187,7 @@ mod tests {
 
     #[test]
     fn this_host_has_a_kernel() {
-        let snap = HostSnapshot::capture(&HostRoot::default());
+        let snap = capture(&HostRoot::default());
         assert!(snap.kernel.is_some());
         assert!(snap.logical_cpus.unwrap_or(0) >= 1);
     }

@@ -1,11 +1,15 @@
-//! The data model: run files, series and summaries (serde).
+//! The data model: run files, series and summaries, and what a run stores
+//! about its host (serde). Data only: no reading of the system, no analysis.
 
+pub mod check;
 pub mod digest;
 pub mod encoding;
+pub mod host;
 pub mod run;
 pub mod series;
 pub mod summary;
 
+pub use host::{HostCounters, HostInterval, HostSnapshot};
 pub use run::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
 pub use series::{IntervalRecord, MeasuredFrom, Reported, Series};
 pub use summary::{Percentiles, Summary};

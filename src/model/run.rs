@@ -9,10 +9,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::host::{HostCounters, HostSnapshot};
 use super::series::Series;
 use super::summary::Summary;
-use crate::host::counters::HostCounters;
-use crate::host::snapshot::HostSnapshot;
 
 /// The schema identifier written in every run file.
 pub const RUN_SCHEMA: &str = "cauda.run/1";

@@ -18,9 +18,9 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::analyze::summary::series_summaries;
 use crate::formats::hlog::HlogWriter;
-use crate::host::counters::{self, HostCounters, HostInterval, Reading, Sampler};
-use crate::host::snapshot::{HostRoot, HostSnapshot};
-use crate::model::IntervalRecord;
+use crate::host::counters::{self, Reading, Sampler};
+use crate::host::snapshot::{self, HostRoot};
+use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output;
 use crate::probe::hiccup::{self, IntervalSink};
@@ -156,7 +156,7 @@ where
             path
         }
     };
-    let host = HostSnapshot::capture_full(&HostRoot::default());
+    let host = snapshot::capture_full(&HostRoot::default());
     let clock = MonotonicClock;
     // Probe thread ids (for their context switches) and the end of the
     // probes, which stops the sampler and the `self` thread.

@@ -3,7 +3,7 @@
 
 use super::sources::*;
 use super::{HostRoot, Profile, choices, chosen, rule, write};
-use crate::host::check::Check;
+use crate::model::check::Check;
 
 /// The block devices worth auditing: not loop, RAM or zram devices.
 pub fn devices(root: &HostRoot) -> Vec<String> {

@@ -3,7 +3,7 @@
 
 use super::sources::*;
 use super::{HostRoot, Profile, boot, choices, rule, write};
-use crate::host::check::Check;
+use crate::model::check::Check;
 
 /// The kernel's own arguments: everything before a lone `--` (the rest goes to init).
 pub fn arguments(cmdline: &str) -> Vec<(&str, Option<&str>)> {

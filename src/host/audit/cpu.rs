@@ -3,7 +3,7 @@
 
 use super::sources::*;
 use super::{HostRoot, Profile, Status, choices, chosen, rule, write};
-use crate::host::check::Check;
+use crate::model::check::Check;
 
 const CPU: &str = "/sys/devices/system/cpu";
 
@@ -40,7 +40,7 @@ fn model(root: &HostRoot) -> Check {
         "the CPU sets which idle states and frequency controls exist",
         "/proc/cpuinfo",
     );
-    match crate::host::snapshot::HostSnapshot::capture(root).cpu_model {
+    match crate::host::snapshot::capture(root).cpu_model {
         Some(model) => r.info(model, ""),
         None => r.missing("/proc/cpuinfo has no model name"),
     }

@@ -4,7 +4,7 @@
 
 use super::sources::*;
 use super::{HostRoot, Profile, chosen, rule, write};
-use crate::host::check::Check;
+use crate::model::check::Check;
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 

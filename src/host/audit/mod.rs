@@ -21,8 +21,8 @@ mod net;
 
 use serde::{Deserialize, Serialize};
 
-use super::check::{Check, Fix, Profile, Status};
 use super::snapshot::HostRoot;
+use crate::model::check::{Check, Fix, Profile, Status};
 
 /// The schema of `cauda host audit --json`.
 pub const AUDIT_SCHEMA: &str = "cauda.audit/1";

@@ -3,7 +3,7 @@
 
 use super::sources::*;
 use super::{HostRoot, Profile, rule, write};
-use crate::host::check::Check;
+use crate::model::check::Check;
 
 pub(super) fn checks(root: &HostRoot, profile: Profile, out: &mut Vec<Check>) {
     out.push(irqbalance(root, profile));

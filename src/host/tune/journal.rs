@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::persist::{SYSCTL_FILE, UDEV_FILE};
 use super::plan::is_setting_path;
 use crate::error::input_error;
-use crate::host::check::Profile;
+use crate::model::check::Profile;
 
 /// The journal format's name and version, in its header.
 pub const JOURNAL_SCHEMA: &str = "cauda.journal/1";

@@ -26,8 +26,8 @@ use clap::Args;
 use self::apply::Step;
 use self::journal::{JOURNAL_SCHEMA, JournalWriter, Record};
 use crate::error::input_error;
-use crate::host::check::{Check, Profile};
 use crate::host::snapshot::HostRoot;
+use crate::model::check::{Check, Profile};
 
 /// Where the journal goes when `--journal` is not given (below `--root`).
 pub const DEFAULT_JOURNAL: &str = "/var/lib/cauda/tune.journal";

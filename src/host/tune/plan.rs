@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use crate::error::input_error;
-use crate::host::check::{Check, Fix, Profile, Status};
 use crate::host::snapshot::HostRoot;
+use crate::model::check::{Check, Fix, Profile, Status};
 
 /// The schema of `host tune --json`.
 pub const PLAN_SCHEMA: &str = "cauda.plan/1";
