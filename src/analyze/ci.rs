@@ -18,9 +18,10 @@
 
 use serde::Serialize;
 
-use super::quantile::{Edge, Percentile, values_at_ranks_edge};
+use super::quantile::Percentile;
 use super::special::binomial_cdf;
 use crate::record::LatencyHistogram;
+use crate::record::rank::{Edge, values_at_ranks_edge};
 
 /// How far a percentile can be trusted given the sample size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

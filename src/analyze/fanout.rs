@@ -9,9 +9,10 @@
 use serde::Serialize;
 
 use super::ci::{Support, rank_bounds, support};
-use super::quantile::{Percentile, values_at_ranks};
+use super::quantile::Percentile;
 use crate::model::Percentiles;
 use crate::record::LatencyHistogram;
+use crate::record::rank::values_at_ranks;
 
 /// The fan-out view of one series.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -13,8 +13,8 @@
 
 use serde::Serialize;
 
-use super::quantile::values_at_ranks_in;
 use crate::record::ExactStats;
+use crate::record::rank::{point_ranks, values_at_ranks_in};
 
 /// One interval's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -33,12 +33,6 @@ pub struct IntervalPoint {
     pub max: u64,
     /// Mean, ns (exact).
     pub mean: f64,
-}
-
-/// The ranks an interval's p50 and p99 are read at: the ⌈qn⌉-th smallest
-/// of its `n` values.
-pub fn point_ranks(n: u64) -> [u64; 2] {
-    [n.div_ceil(2), (u128::from(n) * 99).div_ceil(100) as u64]
 }
 
 impl IntervalPoint {

@@ -2,9 +2,10 @@
 //! order statistics; stddev; and the median absolute deviation (MAD), the
 //! spread measure that survives fat tails where the stddev does not.
 
-use super::quantile::{Percentile, percentile_values, value_at_rank};
+use super::quantile::{Percentile, percentile_values};
 use crate::model::{Percentiles, Reported, Series, SeriesSummary, Summary};
 use crate::record::LatencyHistogram;
+use crate::record::rank::value_at_rank;
 
 /// Rounds to one decimal, the precision summaries print floats at.
 fn tenth(x: f64) -> f64 {

@@ -8,11 +8,10 @@
 //!
 //! [`Series::digest`]: super::Series::digest
 
-use crate::analyze::quantile::{reported_at_rank, values_at_ranks_in};
-use crate::analyze::stalls::point_ranks;
 use crate::record::ExactStats;
 use crate::record::buckets::BucketCounts;
 use crate::record::histogram::bucket_top;
+use crate::record::rank::{point_ranks, reported_at_rank, values_at_ranks_in};
 
 /// Every interval's counts added, and each interval's p50 and p99.
 #[derive(Clone, Debug, Default)]

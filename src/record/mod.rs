@@ -5,6 +5,7 @@ pub mod buckets;
 pub mod clock;
 pub mod collector;
 pub mod histogram;
+pub mod rank;
 pub mod recorder;
 pub mod schedule;
 pub mod stop;
