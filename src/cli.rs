@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::analyze::Percentile;
-use crate::formats::Format;
 use crate::host::cpulist::parse_cpu_list;
+use crate::model::Format;
 use crate::record::Arrivals;
 use crate::units::{self, Rate, TimeUnit};
 

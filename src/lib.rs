@@ -23,7 +23,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use cli::{AnalyzeArgs, Cli, Command, CompareArgs, ConvertArgs, MergeArgs, TimerArgs};
-use formats::{Format, Loaded};
+use model::{Format, Loaded};
 use probe::session::Destination;
 use record::StopFlag;
 

@@ -18,7 +18,7 @@ use super::quantile::Percentile;
 use super::special::normal_quantile;
 use super::summary::summarize;
 use crate::error::input_error;
-use crate::formats::Loaded;
+use crate::model::Loaded;
 use crate::model::Series;
 use crate::record::LatencyHistogram;
 use crate::record::schedule::SplitMix64;
@@ -706,7 +706,7 @@ pub fn over_budget<'a>(comparison: &'a Comparison, budgets: &[Budget]) -> Vec<(&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Format;
+    use crate::model::Format;
     use crate::model::{IntervalRecord, MeasuredFrom};
 
     fn series(tag: &str, intervals: usize, seed: u64, scale: f64) -> Series {

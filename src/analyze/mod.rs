@@ -17,7 +17,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::error::input_error;
-use crate::formats::{Format, Loaded};
+use crate::model::{Format, Loaded};
 use crate::model::{LoadMode, MeasuredFrom, Series, Summary};
 use crate::record::buckets::BucketCounts;
 use crate::record::{ExactStats, LatencyHistogram};

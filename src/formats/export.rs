@@ -14,12 +14,12 @@ use std::fmt::Write;
 
 use anyhow::Result;
 
-use super::Loaded;
 use super::hlog;
 use crate::analyze::Percentile;
 use crate::analyze::summary::series_summaries;
 use crate::error::input_error;
 use crate::model::HostSnapshot;
+use crate::model::Loaded;
 use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool};
 use crate::record::rank::values_at_ranks_in;
 use crate::units::TimeUnit;

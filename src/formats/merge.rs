@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
-use super::Loaded;
 use super::export::run_around;
 use crate::error::input_error;
+use crate::model::Loaded;
 use crate::model::{IntervalRecord, RunFile, Series};
 use crate::record::LatencyHistogram;
 
@@ -145,7 +145,7 @@ fn merge_group(tag: &str, members: &[(&str, &Series)]) -> Result<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Format;
+    use crate::model::Format;
     use crate::model::MeasuredFrom;
 
     fn input(name: &str, values: &[&[u64]], length: u64) -> Loaded {

@@ -190,7 +190,7 @@ fn warnings(audit: &serde_json::Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::{Format, Loaded};
+    use crate::model::{Format, Loaded};
     use crate::model::{IntervalRecord, MeasuredFrom, Series};
     use crate::record::LatencyHistogram;
 

@@ -24,7 +24,8 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::Outcome;
 use crate::error::input_error;
-use crate::formats::{self, Loaded, ReadOptions};
+use crate::formats::{self, ReadOptions};
+use crate::model::Loaded;
 use crate::record::StopFlag;
 use crate::units::format_ns;
 use progress::Progress;

@@ -5,11 +5,13 @@ pub mod check;
 pub mod digest;
 pub mod encoding;
 pub mod host;
+pub mod input;
 pub mod run;
 pub mod series;
 pub mod summary;
 
 pub use host::{HostCounters, HostInterval, HostSnapshot};
+pub use input::{Format, Loaded};
 pub use run::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
 pub use series::{IntervalRecord, MeasuredFrom, Reported, Series};
 pub use summary::{Percentiles, Summary};

@@ -27,7 +27,7 @@ use clap::Args;
 
 use crate::analyze::{self, compare};
 use crate::error::input_error;
-use crate::formats::Loaded;
+use crate::model::Loaded;
 use prepare::{Prepared, Shape};
 use svg::esc;
 

@@ -9,7 +9,7 @@
 use anyhow::Result;
 
 use crate::analyze::{self, InputAnalysis, SeriesAnalysis};
-use crate::formats::Loaded;
+use crate::model::Loaded;
 use crate::model::series::{HistogramData, pack_entries};
 use crate::model::{IntervalRecord, Series};
 
