@@ -19,7 +19,7 @@ use super::special::normal_quantile;
 use super::summary::summarize;
 use crate::error::input_error;
 use crate::model::Loaded;
-use crate::model::Series;
+use crate::model::{Role, Series};
 use crate::record::LatencyHistogram;
 use crate::record::schedule::SplitMix64;
 
@@ -605,11 +605,10 @@ pub fn compare<'a>(
     // The probes' series pair by tag, or the only one of each side pairs
     // whatever its tag. A run's `self` control series pairs with the other
     // run's only beside them: alone it says nothing about the target.
-    let self_tag = crate::probe::hiccup::SELF_TAG;
     let probe_series = |l: &'a Loaded| -> Vec<&'a Series> {
         l.series
             .iter()
-            .filter(|s| s.tag != self_tag || l.series.len() == 1)
+            .filter(|s| s.role() != Role::Control || l.series.len() == 1)
             .collect()
     };
     let (base_probe, new_probe) = (probe_series(base), probe_series(new));
@@ -632,10 +631,10 @@ pub fn compare<'a>(
     let find_self = |l: &'a Loaded| {
         l.series
             .iter()
-            .find(|s| s.tag == self_tag && l.series.len() > 1)
+            .find(|s| s.role() == Role::Control && l.series.len() > 1)
     };
     if let (false, Some(b), Some(n)) = (pairs.is_empty(), find_self(base), find_self(new)) {
-        pairs.push((self_tag.to_string(), b, n));
+        pairs.push((b.tag.clone(), b, n));
     }
     if pairs.is_empty() {
         let tags = |l: &Loaded| {
@@ -688,7 +687,7 @@ pub fn over_budget<'a>(comparison: &'a Comparison, budgets: &[Budget]) -> Vec<(&
         .rows
         .iter()
         // The gate judges the target, never cauda's own control thread.
-        .filter(|row| row.series != crate::probe::hiccup::SELF_TAG)
+        .filter(|row| Role::of_tag(&row.series) != Role::Control)
         .filter_map(|row| {
             let budget = budgets.iter().find(|b| b.metric.name() == row.metric)?;
             let change = row.change_pct?;

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::error::input_error;
 use crate::model::{Format, Loaded};
-use crate::model::{LoadMode, MeasuredFrom, Series, Summary};
+use crate::model::{LoadMode, MeasuredFrom, Role, Series, Summary};
 use crate::record::buckets::BucketCounts;
 use crate::record::{ExactStats, LatencyHistogram};
 pub use ci::Support;
@@ -402,15 +402,14 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
 /// or a `self` series.
 fn add_hints(input: &Loaded, analyses: &mut [SeriesAnalysis]) {
     let counters = input.run.as_ref().and_then(|r| r.host_counters.as_ref());
-    let self_tag = crate::probe::hiccup::SELF_TAG;
     let self_points = input
         .series
         .iter()
-        .find(|s| s.tag == self_tag)
+        .find(|s| s.role() == Role::Control)
         .and_then(|s| merge_with_points(s).ok())
         .map(|(_, points)| points);
     for analysis in analyses.iter_mut() {
-        let own = analysis.tag == self_tag;
+        let own = Role::of_tag(&analysis.tag) == Role::Control;
         for stall in &mut analysis.stalls {
             if let Some(points) = self_points.as_deref().filter(|_| !own) {
                 stall.hints.extend(hints::self_hint(points, stall));

@@ -8,6 +8,7 @@
 //! sentence are measured.
 
 use crate::analyze::{InputAnalysis, SeriesAnalysis};
+use crate::model::Role;
 use crate::units::format_ns;
 
 /// One ranked sentence.
@@ -148,7 +149,7 @@ fn main_series(analysis: &InputAnalysis) -> Option<&SeriesAnalysis> {
     analysis
         .series
         .iter()
-        .find(|s| s.tag != "self" && s.summary.count > 0)
+        .find(|s| Role::of_tag(&s.tag) != Role::Control && s.summary.count > 0)
 }
 
 fn percentile(series: &SeriesAnalysis, key: &str) -> Option<u64> {

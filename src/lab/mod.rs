@@ -25,7 +25,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::Outcome;
 use crate::error::input_error;
 use crate::formats::{self, ReadOptions};
-use crate::model::Loaded;
+use crate::model::{Loaded, Role};
 use crate::record::StopFlag;
 use crate::units::format_ns;
 use progress::Progress;
@@ -335,7 +335,7 @@ fn table(analysed: &[(&Step, crate::analyze::Analysis)]) -> String {
     ];
     for (step, analysis) in analysed {
         for series in analysis.inputs.iter().flat_map(|i| &i.series) {
-            if series.tag == "self" {
+            if Role::of_tag(&series.tag) == Role::Control {
                 continue;
             }
             let at = |key: &str| {

@@ -13,5 +13,5 @@ pub mod summary;
 pub use host::{HostCounters, HostInterval, HostSnapshot};
 pub use input::{Format, Loaded};
 pub use run::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
-pub use series::{IntervalRecord, MeasuredFrom, Reported, Series};
+pub use series::{CONTROL_TAG, IntervalRecord, MeasuredFrom, Reported, Role, Series};
 pub use summary::{Percentiles, Summary};

@@ -260,6 +260,32 @@ pub struct Reported {
     pub percentiles: Percentiles,
 }
 
+/// The tag of a run's control series: cauda's own thread sleeping 1 ms
+/// beside the probe and recording how late it woke. Its role is in its
+/// tag, so run files carry it without a field of its own.
+pub const CONTROL_TAG: &str = "self";
+
+/// What a series stands for in its run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// What the probe (or the imported tool) measured.
+    Measurement,
+    /// The control series: the host's noise as cauda's own thread saw it,
+    /// to tell a host-wide stall from the target's.
+    Control,
+}
+
+impl Role {
+    /// The role of a series tagged `tag`.
+    pub fn of_tag(tag: &str) -> Role {
+        if tag == CONTROL_TAG {
+            Role::Control
+        } else {
+            Role::Measurement
+        }
+    }
+}
+
 /// A tagged series of intervals, all in nanoseconds.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
@@ -292,6 +318,11 @@ impl PartialEq for Series {
 }
 
 impl Series {
+    /// What the series stands for in its run.
+    pub fn role(&self) -> Role {
+        Role::of_tag(&self.tag)
+    }
+
     /// An empty series.
     pub fn new(tag: String, measured_from: MeasuredFrom) -> Self {
         Series {

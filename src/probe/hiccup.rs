@@ -15,7 +15,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::error::input_error;
-use crate::model::{IntervalRecord, LoadMode, MeasuredFrom, Series};
+use crate::model::{CONTROL_TAG, IntervalRecord, LoadMode, MeasuredFrom, Series};
 use crate::probe::session::{self, Destination, Finished, Observe, Plan};
 use crate::record::{Clock, LatencyHistogram, SeriesSpec, Sink, StopFlag};
 use crate::sys;
@@ -23,9 +23,6 @@ use crate::units::format_duration_compact;
 
 /// The control thread's sleep.
 pub const SLEEP_NS: u64 = 1_000_000;
-
-/// The tag of the control series in every probe run.
-pub const SELF_TAG: &str = "self";
 
 /// `cauda hiccup`'s parameters, as resolved; stored in the run file.
 #[derive(Clone, Debug, Serialize)]
@@ -128,7 +125,7 @@ impl IntervalSink {
     /// folded into it).
     pub fn into_series(mut self, grid: &[IntervalRecord]) -> Series {
         self.close();
-        let mut series = Series::new(SELF_TAG.into(), MeasuredFrom::IntendedStart);
+        let mut series = Series::new(CONTROL_TAG.into(), MeasuredFrom::IntendedStart);
         let mut merged: Vec<LatencyHistogram> = Vec::with_capacity(grid.len());
         for (index, record) in self.done {
             let Some(last) = grid.len().checked_sub(1) else {
@@ -242,7 +239,7 @@ mod tests {
             .map(|i| IntervalRecord::empty(i * 100, if i == 2 { 60 } else { 100 }))
             .collect();
         let series = sink.into_series(&grid);
-        assert_eq!(series.tag, SELF_TAG);
+        assert_eq!(series.tag, CONTROL_TAG);
         let counts: Vec<u64> = series.intervals.iter().map(|i| i.count).collect();
         assert_eq!(counts, vec![1, 0, 2]);
         assert_eq!(series.intervals[2].length_ns, 60);

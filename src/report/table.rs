@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use crate::analyze::{Analysis, InputAnalysis, SeriesAnalysis, Support};
-use crate::model::{LoadMode, MeasuredFrom};
+use crate::model::{LoadMode, MeasuredFrom, Role};
 use crate::units::format_ns;
 
 /// Renders the whole analysis.
@@ -122,7 +122,7 @@ fn write_hints(out: &mut String, stall: &crate::analyze::stalls::Stall) {
 
 fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     let sum = &s.summary;
-    if s.tag == crate::probe::hiccup::SELF_TAG {
+    if Role::of_tag(&s.tag) == Role::Control {
         let _ = writeln!(
             out,
             "self — {} samples: cauda's own control thread (1 ms sleeps, lateness recorded); host noise, not the target",

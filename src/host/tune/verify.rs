@@ -16,6 +16,7 @@ use anyhow::{Result, anyhow};
 use crate::analyze::compare::{CompareOptions, Comparison, Verdict, compare};
 use crate::error::input_error;
 use crate::formats;
+use crate::model::Role;
 
 /// The two run files of a verification, named after the journal.
 pub fn run_paths(journal: &Path) -> (PathBuf, PathBuf) {
@@ -91,7 +92,7 @@ pub fn judge(comparison: &Comparison) -> (bool, String) {
     for row in comparison
         .rows
         .iter()
-        .filter(|r| latency(&r.metric) && r.series != crate::probe::hiccup::SELF_TAG)
+        .filter(|r| latency(&r.metric) && Role::of_tag(&r.series) != Role::Control)
     {
         let label = format!(
             "{} {} {:+.1} %",
