@@ -9,8 +9,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cauda::model::MeasuredFrom;
+use cauda::probe::collector::{self, SeriesSpec};
+use cauda::record::LatencyHistogram;
 use cauda::record::histogram::empty_hdr;
-use cauda::record::{LatencyHistogram, SeriesSpec, collector};
 
 const N: u64 = 50_000_000;
 

@@ -676,8 +676,9 @@ fn a_write_storm_is_blamed_on_io_in_a_hint() {
 
 /// One 20 s run of the write loop with a 600 MB `dd` at 9 s; the run file's path.
 fn storm_run(dir: &Path) -> PathBuf {
+    use cauda::probe::collector::SeriesSpec;
     use cauda::probe::session::{self, Destination, Observe, Plan};
-    use cauda::record::{Arrivals, Clock, MonotonicClock, Schedule, SeriesSpec, StopFlag};
+    use cauda::record::{Arrivals, Clock, MonotonicClock, Schedule, StopFlag};
     use std::io::Write;
 
     let device = cauda::host::counters::block_device_of(dir);

@@ -16,8 +16,9 @@ use serde::Serialize;
 
 use crate::error::input_error;
 use crate::model::{CONTROL_TAG, IntervalRecord, LoadMode, MeasuredFrom, Series};
+use crate::probe::collector::SeriesSpec;
 use crate::probe::session::{self, Destination, Finished, Observe, Plan};
-use crate::record::{Clock, LatencyHistogram, SeriesSpec, Sink, StopFlag};
+use crate::record::{Clock, LatencyHistogram, Sink, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
 

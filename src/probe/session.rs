@@ -23,8 +23,9 @@ use crate::host::snapshot::{self, HostRoot};
 use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output;
+use crate::probe::collector::{self, SeriesSpec};
 use crate::probe::hiccup::{self, IntervalSink};
-use crate::record::{Clock, MonotonicClock, Recorder, SeriesSpec, StopFlag, collector};
+use crate::record::{Clock, MonotonicClock, Recorder, StopFlag};
 use crate::sys;
 
 /// Where a run's results go, checked before it starts.

@@ -16,8 +16,9 @@ use serde::Serialize;
 
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, Warning};
+use crate::probe::collector::SeriesSpec;
 use crate::probe::session::{self, Destination, Finished, Plan};
-use crate::record::{Arrivals, Clock, MonotonicClock, Schedule, SeriesSpec, Sink, StopFlag};
+use crate::record::{Arrivals, Clock, MonotonicClock, Schedule, Sink, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
 

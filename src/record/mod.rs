@@ -1,9 +1,10 @@
 //! The recording engine shared by every probe: clock, open-loop schedule,
-//! per-thread recorders, interval rotation and the collector.
+//! per-thread recorders, interval rotation and the rank rule. The
+//! collector that merges what recorders send lives with the session
+//! (`crate::probe::collector`): it builds the model's series.
 
 pub mod buckets;
 pub mod clock;
-pub mod collector;
 pub mod histogram;
 pub mod rank;
 pub mod recorder;
@@ -11,7 +12,6 @@ pub mod schedule;
 pub mod stop;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
-pub use collector::{Collected, SeriesSpec};
 pub use histogram::{ExactStats, LatencyHistogram};
 pub use recorder::{Recorder, SeriesId, Sink};
 pub use schedule::{Arrivals, Schedule};

@@ -46,7 +46,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub(super) fn new(
+    /// A recorder for `thread` that sends each finished interval to the
+    /// collector (`crate::probe::collector`) and takes spare histograms back.
+    pub fn new(
         thread: usize,
         run_start_ns: u64,
         interval_ns: u64,

@@ -32,8 +32,9 @@ use workload::{Distribution, Rw, Workload, WorkloadSpec};
 
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, Warning};
+use crate::probe::collector::SeriesSpec;
 use crate::probe::session::{self, Destination, Finished, Plan};
-use crate::record::{Arrivals, Clock, MonotonicClock, Recorder, Schedule, SeriesSpec, StopFlag};
+use crate::record::{Arrivals, Clock, MonotonicClock, Recorder, Schedule, StopFlag};
 use crate::units::format_duration_compact;
 
 /// The disk probe's parameters as resolved; stored in the run file.

@@ -36,8 +36,9 @@ use self::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
 use crate::output;
+use crate::probe::collector::SeriesSpec;
 use crate::probe::session::{self, Destination, Finished, Plan};
-use crate::record::{MonotonicClock, Recorder, SeriesSpec, StopFlag};
+use crate::record::{MonotonicClock, Recorder, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
 

@@ -14,10 +14,10 @@ use std::thread::JoinHandle;
 
 use anyhow::Context;
 
-use super::histogram::LatencyHistogram;
-use super::recorder::{IntervalReport, Recorder};
 use crate::formats::hlog::HlogWriter;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
+use crate::record::LatencyHistogram;
+use crate::record::recorder::{IntervalReport, Recorder};
 
 /// What a series is, declared before the run.
 #[derive(Clone, Debug)]
