@@ -16,6 +16,7 @@ pub mod probe;
 pub mod record;
 pub mod report;
 pub mod sys;
+pub mod tune;
 pub mod units;
 
 use std::io::Write;
@@ -42,7 +43,7 @@ pub enum Outcome {
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Timer(args) => timer(args),
-        Command::Lab(args) => lab::run(&args, &StopFlag::on_signals()?),
+        Command::Lab(args) => lab::run(&args.config(), &StopFlag::on_signals()?),
         Command::Disk(args) => disk(args),
         Command::Net(args) => net(args),
         Command::Serve(args) => serve(args),
@@ -58,11 +59,13 @@ pub fn run(cli: Cli) -> Result<Outcome> {
 
 fn host(args: cli::HostArgs) -> Result<Outcome> {
     match args.command {
-        cli::HostCommand::Audit(args) => host::audit::command(&args)?,
-        cli::HostCommand::Tune(args) => host::tune::tune(args)?,
-        cli::HostCommand::Rollback(args) => host::tune::rollback(args)?,
+        cli::HostCommand::Audit(args) => {
+            host::audit::command(args.root.as_deref(), args.profile, args.json)?
+        }
+        cli::HostCommand::Tune(args) => tune::tune(args.request())?,
+        cli::HostCommand::Rollback(args) => tune::rollback(args.request())?,
         cli::HostCommand::HoldLatency(args) => {
-            return host::tune::hold::run(&args).map(Outcome::Exit);
+            return host::tune::hold::run(args.max_latency, &args.command).map(Outcome::Exit);
         }
     }
     Ok(Outcome::Done)
@@ -146,7 +149,7 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
     finish_run(finished, args.output.quiet)
 }
 
-fn net(args: probe::net::args::NetArgs) -> Result<Outcome> {
+fn net(args: cli::NetArgs) -> Result<Outcome> {
     let config = probe::net::NetConfig {
         target: args.connect,
         loopback: args.loopback,
@@ -202,7 +205,7 @@ fn net(args: probe::net::args::NetArgs) -> Result<Outcome> {
     finish_run(finished, args.output.quiet)
 }
 
-fn serve(args: probe::net::args::ServeArgs) -> Result<Outcome> {
+fn serve(args: cli::ServeArgs) -> Result<Outcome> {
     let config = probe::net::serve::ServeConfig {
         listen: args.listen,
         udp: args.udp,
@@ -221,8 +224,8 @@ fn serve(args: probe::net::args::ServeArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-fn disk(args: probe::disk::args::DiskArgs) -> Result<Outcome> {
-    let config = probe::disk::DiskConfig::from_args(&args)?;
+fn disk(args: cli::DiskArgs) -> Result<Outcome> {
+    let config = args.config()?;
     config.validate()?;
     let stop = StopFlag::on_signals()?;
     let destination = destination(&args.output);
@@ -401,7 +404,7 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-fn report_html(args: report::html::ReportArgs) -> Result<Outcome> {
+fn report_html(args: cli::ReportArgs) -> Result<Outcome> {
     output::check_writable(&args.output, output::OwnKind::Other, args.force, "-o")?;
     if let Some(dir) = &args.svg {
         report::html::check_svg_dir(dir)?;

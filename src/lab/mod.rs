@@ -31,19 +31,14 @@ use crate::units::format_ns;
 use progress::Progress;
 use steps::{Step, StepKind};
 
-/// `cauda lab`.
-#[derive(Debug, clap::Args)]
-pub struct LabArgs {
-    /// Where to create cauda-lab-DATE-TIME/ (its filesystem also holds the
-    /// disk steps' temporary file, sized to the free space and removed
-    /// afterwards).
-    #[arg(long, value_name = "PATH", default_value = ".")]
+/// What `cauda lab` is asked to do.
+#[derive(Clone, Debug)]
+pub struct LabConfig {
+    /// Where to create `cauda-lab-DATE-TIME/` (and the disk steps' file).
     pub dir: PathBuf,
-    /// The short suite: about 20 s instead of about 60 s.
-    #[arg(long)]
+    /// The short suite.
     pub quick: bool,
-    /// Steps to leave out (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
+    /// Steps to leave out.
     pub skip: Vec<StepKind>,
 }
 
@@ -55,7 +50,7 @@ enum Ended {
 }
 
 /// Runs the suite.
-pub fn run(args: &LabArgs, stop: &StopFlag) -> Result<Outcome> {
+pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
     let started = Instant::now();
     let (lab_dir, free) = prepare_dir(&args.dir, !args.skip.contains(&StepKind::Disk))?;
     let disk_file = lab_dir.join("disk.data");

@@ -53,10 +53,11 @@ pub fn audit(root: &HostRoot, profile: Profile) -> Audit {
     }
 }
 
-/// `cauda host audit`: checks `--root`, audits, prints a table or JSON.
-pub fn command(args: &crate::cli::HostAuditArgs) -> anyhow::Result<()> {
+/// `cauda host audit`: checks `--root`, audits for `profile`, prints a
+/// table or JSON.
+pub fn command(root: Option<&std::path::Path>, profile: Profile, json: bool) -> anyhow::Result<()> {
     use std::io::Write;
-    let root = match &args.root {
+    let root = match root {
         None => HostRoot::default(),
         Some(dir) => {
             let root = HostRoot::new(dir);
@@ -75,9 +76,9 @@ pub fn command(args: &crate::cli::HostAuditArgs) -> anyhow::Result<()> {
             root
         }
     };
-    let audit = audit(&root, args.profile);
+    let audit = audit(&root, profile);
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if json {
         let mut bytes = serde_json::to_vec(&audit)?;
         bytes.push(b'\n');
         out.write_all(&bytes)?;

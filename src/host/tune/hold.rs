@@ -10,27 +10,14 @@
 use std::os::unix::process::ExitStatusExt;
 
 use anyhow::{Context, Result};
-use clap::Args;
 
 use crate::error::input_error;
 use crate::sys;
 
-/// `cauda host hold-latency`.
-#[derive(Debug, Args)]
-pub struct HoldArgs {
-    /// The CPU wake-up latency limit to hold (e.g. 10us; 0 keeps CPUs out of
-    /// every idle state but polling).
-    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration)]
-    pub max_latency: u64,
-    /// The command to run while the limit is held, after `--`.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    pub command: Vec<String>,
-}
-
 /// Runs the command with the limit held; returns the command's exit code
 /// (128 + the signal number when a signal ended it, as shells report it).
-pub fn run(args: &HoldArgs) -> Result<i32> {
-    let limit_us = i32::try_from(args.max_latency / 1_000).unwrap_or(i32::MAX);
+pub fn run(max_latency_ns: u64, command: &[String]) -> Result<i32> {
+    let limit_us = i32::try_from(max_latency_ns / 1_000).unwrap_or(i32::MAX);
     let held = sys::hold_cpu_dma_latency(limit_us).map_err(|e| match e.kind() {
         std::io::ErrorKind::PermissionDenied => input_error(format!(
             "cannot open /dev/cpu_dma_latency ({e}): holding a PM QoS limit needs root; run \
@@ -50,19 +37,16 @@ pub fn run(args: &HoldArgs) -> Result<i32> {
     }
     eprintln!(
         "cauda: holding /dev/cpu_dma_latency at {limit_us} µs while {} runs",
-        args.command[0]
+        command[0]
     );
-    let status = std::process::Command::new(&args.command[0])
-        .args(&args.command[1..])
+    let status = std::process::Command::new(&command[0])
+        .args(&command[1..])
         .status()
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
-                input_error(format!(
-                    "cannot run '{}': {e}; give a command after --",
-                    args.command[0]
-                ))
-            }
-            _ => anyhow::Error::new(e).context(format!("cannot run '{}'", args.command[0])),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => input_error(
+                format!("cannot run '{}': {e}; give a command after --", command[0]),
+            ),
+            _ => anyhow::Error::new(e).context(format!("cannot run '{}'", command[0])),
         })?;
     drop(held);
     eprintln!("cauda: released /dev/cpu_dma_latency");

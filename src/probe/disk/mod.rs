@@ -8,7 +8,6 @@
 //! the run, IOPS and bandwidth, failed I/Os by errno, CPU time per I/O and
 //! write amplification are added to the run file under `"disk"`.
 
-pub mod args;
 pub mod engine;
 pub mod mark;
 pub mod measure;
@@ -524,53 +523,6 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         cpu_after,
     );
     report::save(finished, report, &total)
-}
-
-impl DiskConfig {
-    /// The configuration the command line asks for.
-    pub fn from_args(args: &args::DiskArgs) -> Result<Self> {
-        if args.mix.is_some() && args.rw != Rw::Randrw {
-            return Err(input_error(format!(
-                "--mix sets the share of reads of --rw randrw; with --rw {} drop it (or use --rw randrw)",
-                serde_json::to_value(args.rw)?.as_str().unwrap_or("?")
-            )));
-        }
-        let target = match (&args.file, &args.device) {
-            (_, Some(device)) => TargetSpec::Device(device.clone()),
-            (Some(file), None) => TargetSpec::File(file.clone()),
-            (None, None) => TargetSpec::File("cauda-disk.dat".into()),
-        };
-        Ok(DiskConfig {
-            target,
-            rw: args.rw,
-            read_pct: args.mix.unwrap_or(match args.rw {
-                Rw::Read | Rw::Randread => 100,
-                Rw::Write | Rw::Randwrite => 0,
-                Rw::Randrw => 50,
-            }),
-            bs: args.bs,
-            size: args.size,
-            offset: args.offset,
-            iodepth: args.iodepth as usize,
-            submit_batch: args.submit_batch as usize,
-            slat_clat: args.slat_clat,
-            jobs: args.jobs as usize,
-            runtime_ns: args.runtime,
-            ramp_ns: args.ramp,
-            random: args.random,
-            engine: args.engine,
-            direct: !args.buffered,
-            rate_per_s: args.rate.map(|r| r.per_second),
-            arrivals: args.arrivals,
-            fsync_every: args.fsync,
-            precondition: args.precondition,
-            force: args.output.force,
-            force_destroy_data: args.force_destroy_data,
-            verify: args.verify,
-            seed: args.seed,
-            interval_length_ns: args.output.interval_length,
-        })
-    }
 }
 
 /// The block device whose diskstats a run on `path` moves: the device

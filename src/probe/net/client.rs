@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Result, anyhow};
 
-use super::args::Proto;
+use super::Proto;
 use super::link::{Link, Received};
 use super::protocol::{Header, Kind};
 use crate::record::{Clock, Schedule, Sink, StopFlag};

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 
-use super::args::Proto;
+use super::Proto;
 use super::protocol::{FrameError, HEADER_LEN, Header, Kind};
 use crate::record::{Clock, StopFlag};
 

@@ -13,7 +13,6 @@
 //! and wrong-sequence replies) goes into the run file's `faults` map, all
 //! keys present, so `sent = answered + lost + in_flight` can be checked.
 
-pub mod args;
 pub mod client;
 mod conn;
 mod epoll;
@@ -29,7 +28,6 @@ use std::time::SystemTime;
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 
-use self::args::Proto;
 use self::client::{Conversation, Counts, Pacing, SeriesIds, SharedCounts};
 use self::link::Link;
 use self::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
@@ -41,6 +39,16 @@ use crate::probe::session::{self, Destination, Finished, Plan};
 use crate::record::{MonotonicClock, Recorder, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
+
+/// The transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    /// TCP, one connection per --conns, TCP_NODELAY on.
+    Tcp,
+    /// UDP, one connected socket per --conns.
+    Udp,
+}
 
 /// The `net` probe's parameters, as resolved; stored in the run file.
 #[derive(Clone, Debug, Serialize)]

@@ -23,49 +23,12 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use clap::Args;
 
 use crate::analyze::{self, compare};
 use crate::error::input_error;
 use crate::model::Loaded;
 use prepare::{Prepared, Shape};
 use svg::esc;
-
-/// `cauda report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Run files and other tools' outputs (any format `cauda analyze` reads).
-    #[arg(required = true, num_args = 1.., value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// The HTML file to write.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
-    /// Compare every input against this run (before/after table); it is
-    /// also drawn in the charts.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
-    /// The page's title [default: "cauda report"].
-    #[arg(long, value_name = "TEXT")]
-    pub title: Option<String>,
-    /// Also write each chart as a standalone SVG file into this directory
-    /// (created if missing).
-    #[arg(long, value_name = "DIR")]
-    pub svg: Option<PathBuf>,
-    /// Overwrite an existing output file (or SVG) that cauda did not write.
-    #[arg(long)]
-    pub force: bool,
-    /// Confidence level of the intervals.
-    #[arg(
-        long,
-        default_value_t = 0.95,
-        value_name = "LEVEL",
-        allow_negative_numbers = true
-    )]
-    pub confidence: f64,
-    /// Input options.
-    #[command(flatten)]
-    pub input: crate::cli::InputArgs,
-}
 
 /// What the report shows.
 #[derive(Clone, Debug)]

@@ -2,36 +2,15 @@
 
 use std::net::SocketAddr;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::cli::{CpuList, RunOutputArgs};
+use super::{CpuList, RunOutputArgs, cpu_list, duration, rate};
+use crate::probe::net::Proto;
 use crate::units::{self, Rate};
-
-fn rate(text: &str) -> Result<Rate, String> {
-    units::parse_rate(text)
-}
-
-fn duration(text: &str) -> Result<u64, String> {
-    units::parse_duration(text)
-}
 
 fn size(text: &str) -> Result<u32, String> {
     let bytes = units::parse_size(text)?;
     u32::try_from(bytes).map_err(|_| format!("'{text}' is too large"))
-}
-
-fn cpu_list(text: &str) -> Result<CpuList, String> {
-    crate::host::cpulist::parse_cpu_list(text).map(CpuList)
-}
-
-/// The transport.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Proto {
-    /// TCP, one connection per --conns, TCP_NODELAY on.
-    Tcp,
-    /// UDP, one connected socket per --conns.
-    Udp,
 }
 
 /// `cauda net`.
@@ -100,8 +79,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub udp: bool,
     /// How TCP connections are served: a thread each, or one epoll loop.
-    #[arg(long, value_enum, default_value_t = super::serve::Engine::Threads)]
-    pub engine: super::serve::Engine,
+    #[arg(long, value_enum, default_value_t = crate::probe::net::serve::Engine::Threads)]
+    pub engine: crate::probe::net::serve::Engine,
     /// Most TCP connections served at once; more are closed on accept.
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_conns: usize,

@@ -4,22 +4,19 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 
-use super::engine::EngineKind;
-use super::workload::{Distribution, Rw, parse_distribution};
-use crate::cli::RunOutputArgs;
+use anyhow::Result;
+
+use super::{RunOutputArgs, duration, rate};
+use crate::error::input_error;
+use crate::probe::disk::DiskConfig;
+use crate::probe::disk::engine::EngineKind;
+use crate::probe::disk::target::TargetSpec;
+use crate::probe::disk::workload::{Distribution, Rw, parse_distribution};
 use crate::record::Arrivals;
 use crate::units::{self, Rate};
 
 fn size(text: &str) -> Result<u64, String> {
     units::parse_size(text)
-}
-
-fn duration(text: &str) -> Result<u64, String> {
-    units::parse_duration(text)
-}
-
-fn rate(text: &str) -> Result<Rate, String> {
-    units::parse_rate(text)
 }
 
 /// `cauda disk`.
@@ -114,4 +111,52 @@ pub struct DiskArgs {
     /// cauda did not create).
     #[command(flatten)]
     pub output: RunOutputArgs,
+}
+
+impl DiskArgs {
+    /// The configuration the command line asks for.
+    pub fn config(&self) -> Result<DiskConfig> {
+        let args = self;
+        if args.mix.is_some() && args.rw != Rw::Randrw {
+            return Err(input_error(format!(
+                "--mix sets the share of reads of --rw randrw; with --rw {} drop it (or use --rw randrw)",
+                serde_json::to_value(args.rw)?.as_str().unwrap_or("?")
+            )));
+        }
+        let target = match (&args.file, &args.device) {
+            (_, Some(device)) => TargetSpec::Device(device.clone()),
+            (Some(file), None) => TargetSpec::File(file.clone()),
+            (None, None) => TargetSpec::File("cauda-disk.dat".into()),
+        };
+        Ok(DiskConfig {
+            target,
+            rw: args.rw,
+            read_pct: args.mix.unwrap_or(match args.rw {
+                Rw::Read | Rw::Randread => 100,
+                Rw::Write | Rw::Randwrite => 0,
+                Rw::Randrw => 50,
+            }),
+            bs: args.bs,
+            size: args.size,
+            offset: args.offset,
+            iodepth: args.iodepth as usize,
+            submit_batch: args.submit_batch as usize,
+            slat_clat: args.slat_clat,
+            jobs: args.jobs as usize,
+            runtime_ns: args.runtime,
+            ramp_ns: args.ramp,
+            random: args.random,
+            engine: args.engine,
+            direct: !args.buffered,
+            rate_per_s: args.rate.map(|r| r.per_second),
+            arrivals: args.arrivals,
+            fsync_every: args.fsync,
+            precondition: args.precondition,
+            force: args.output.force,
+            force_destroy_data: args.force_destroy_data,
+            verify: args.verify,
+            seed: args.seed,
+            interval_length_ns: args.output.interval_length,
+        })
+    }
 }

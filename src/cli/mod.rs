@@ -1,15 +1,26 @@
 //! The command line: clap derive definitions whose doc comments are the
 //! help text.
 
+mod disk;
+mod host;
+mod inputs;
+mod net;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::analyze::Percentile;
 use crate::host::cpulist::parse_cpu_list;
-use crate::model::Format;
 use crate::record::Arrivals;
-use crate::units::{self, Rate, TimeUnit};
+use crate::units::{self, Rate};
+
+pub use disk::DiskArgs;
+pub use host::{HoldArgs, HostArgs, HostAuditArgs, HostCommand, RollbackArgs, TuneArgs};
+pub use inputs::{
+    AnalyzeArgs, BudgetList, CompareArgs, ConvertArgs, InputArgs, MergeArgs, ReportArgs,
+};
+pub use net::{NetArgs, ServeArgs};
 
 /// cauda — a tail-latency lab for Linux.
 ///
@@ -39,7 +50,7 @@ pub enum Command {
     /// important findings.
     ///
     /// Example: cauda lab --quick
-    Lab(crate::lab::LabArgs),
+    Lab(LabArgs),
     /// Measure OS wake-up latency (cyclictest-class): how late a sleeping
     /// thread wakes, from each intended wake-up time.
     ///
@@ -50,17 +61,17 @@ pub enum Command {
     /// per I/O and write amplification; refuses to overwrite data.
     ///
     /// Example: cauda disk --file /data/cauda.dat --rw randread --iodepth 32 --runtime 30s
-    Disk(crate::probe::disk::args::DiskArgs),
+    Disk(DiskArgs),
     /// Measure network round-trip latency against `cauda serve` (sockperf-class):
     /// the full round trip, never halved; `--rate` for open loop.
     ///
     /// Example: cauda net --loopback --proto udp --runtime 10s
-    Net(crate::probe::net::args::NetArgs),
+    Net(NetArgs),
     /// Answer `cauda net`'s messages (TCP, or UDP with --udp), on loopback
     /// unless told otherwise; misbehaving clients are dropped.
     ///
     /// Example: cauda serve --listen 127.0.0.1:7470
-    Serve(crate::probe::net::args::ServeArgs),
+    Serve(ServeArgs),
     /// Summarise runs and other tools' outputs (fio, sockperf, cyclictest,
     /// HdrHistogram, numbers): percentiles with confidence intervals, MAD,
     /// clusters, stalls, fan-out.
@@ -96,53 +107,34 @@ pub enum Command {
     /// stalls, host conditions, and a before/after table with --baseline.
     ///
     /// Example: cauda report run1.json run2.json -o report.html --baseline before.json
-    Report(crate::report::html::ReportArgs),
+    Report(ReportArgs),
 }
 
-/// `cauda host`.
+/// `cauda lab`.
 #[derive(Debug, Args)]
-pub struct HostArgs {
-    /// What to do with the host.
-    #[command(subcommand)]
-    pub command: HostCommand,
-}
-
-/// The `cauda host` subcommands (one place: audit, and tuning beside it).
-#[derive(Debug, Subcommand)]
-pub enum HostCommand {
-    /// Read-only: each setting that shapes latency, its current value, the
-    /// value recommended for the profile, why, and the source.
-    ///
-    /// Example: cauda host audit --json --profile throughput
-    Audit(HostAuditArgs),
-    /// Plan the changes that tune the host for a profile (a dry run by
-    /// default); --apply makes them, journalled and verified.
-    ///
-    /// Example: cauda host tune --profile latency --apply --journal tune.journal
-    Tune(crate::host::tune::TuneArgs),
-    /// Restore every value a tuning journal recorded, newest first, byte for byte.
-    ///
-    /// Example: cauda host rollback --journal tune.journal
-    Rollback(crate::host::tune::RollbackArgs),
-    /// Keep CPUs out of slow idle states (PM QoS) while a command runs.
-    ///
-    /// Example: cauda host hold-latency --max-latency 10us -- ./my-benchmark
-    HoldLatency(crate::host::tune::hold::HoldArgs),
-}
-
-/// `cauda host audit`.
-#[derive(Debug, Args)]
-pub struct HostAuditArgs {
-    /// Print JSON (schema cauda.audit/1) instead of a table.
+pub struct LabArgs {
+    /// Where to create cauda-lab-DATE-TIME/ (its filesystem also holds the
+    /// disk steps' temporary file, sized to the free space and removed
+    /// afterwards).
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub dir: PathBuf,
+    /// The short suite: about 20 s instead of about 60 s.
     #[arg(long)]
-    pub json: bool,
-    /// What the host is judged for.
-    #[arg(long, value_enum, default_value_t = crate::model::check::Profile::Latency)]
-    pub profile: crate::model::check::Profile,
-    /// Read /proc and /sys below this directory instead of the live host
-    /// (a captured tree, see scripts/capture_host_tree.sh).
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
+    pub quick: bool,
+    /// Steps to leave out (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
+    pub skip: Vec<crate::lab::steps::StepKind>,
+}
+
+impl LabArgs {
+    /// The suite these flags ask for.
+    pub fn config(&self) -> crate::lab::LabConfig {
+        crate::lab::LabConfig {
+            dir: self.dir.clone(),
+            quick: self.quick,
+            skip: self.skip.clone(),
+        }
+    }
 }
 
 /// `cauda hiccup`.
@@ -272,45 +264,6 @@ pub struct TimerArgs {
     pub output: RunOutputArgs,
 }
 
-/// `cauda analyze`.
-#[derive(Debug, Args)]
-pub struct AnalyzeArgs {
-    /// Run files, HdrHistogram .hlog/.hgrm, fio JSON/json+/latency/histogram
-    /// logs, sockperf full logs, cyclictest output or plain numbers (format
-    /// detected from content; .gz decompressed).
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// Print JSON (schema cauda.analysis/1) instead of a table.
-    #[arg(long)]
-    pub json: bool,
-    /// Percentiles to report, comma-separated.
-    #[arg(long, value_name = "LIST", default_value = crate::analyze::quantile::DEFAULT_PERCENTILES, value_parser = percentile_list)]
-    pub percentiles: PercentileList,
-    /// Input options.
-    #[command(flatten)]
-    pub input: InputArgs,
-    /// Confidence level of the percentile intervals, between 0 and 1.
-    #[arg(
-        long,
-        value_name = "LEVEL",
-        default_value_t = 0.95,
-        allow_negative_numbers = true
-    )]
-    pub confidence: f64,
-    /// Show what a request that waits for N independent calls to this
-    /// distribution sees (its percentiles, and the leaf percentile its p99 needs).
-    #[arg(long, value_name = "N")]
-    pub fanout: Option<u32>,
-    /// Correct imported closed-loop data for coordinated omission, given the
-    /// interval at which requests were meant to be sent (values are synthesised
-    /// and labelled so; never applied to series measured from intended starts).
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub expected_interval: Option<u64>,
-    /// Include the per-interval timeline (p50, p99, max, mean, count) in --json.
-    #[arg(long)]
-    pub timeline: bool,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,126 +292,4 @@ mod tests {
         assert_eq!(args.cpus.unwrap().0, vec![0, 1]);
         assert_eq!(args.idle_lengths.unwrap().0, vec![10_000, 1_000_000]);
     }
-}
-
-fn budgets(text: &str) -> Result<BudgetList, String> {
-    crate::analyze::compare::parse_budgets(text).map(BudgetList)
-}
-
-/// A parsed `--fail-if-worse` list (a newtype so clap treats it as one value).
-#[derive(Clone, Debug)]
-pub struct BudgetList(pub Vec<crate::analyze::compare::Budget>);
-
-/// `cauda compare`.
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// The baseline (a run file or any supported input).
-    #[arg(value_name = "BASE")]
-    pub base: PathBuf,
-    /// The run to judge against it.
-    #[arg(value_name = "NEW")]
-    pub new: PathBuf,
-    /// Print JSON (schema cauda.compare/1).
-    #[arg(long, conflicts_with = "markdown")]
-    pub json: bool,
-    /// Print a Markdown table, as before/after results are published.
-    #[arg(long)]
-    pub markdown: bool,
-    /// Exit 1 when a metric got significantly worse by more than its budget,
-    /// e.g. p99:10%,p99.9:20% (metrics: count, mean, max, throughput, pNN).
-    #[arg(long, value_name = "SPEC", value_parser = budgets)]
-    pub fail_if_worse: Option<BudgetList>,
-    /// Confidence level of the change intervals, between 0 and 1.
-    #[arg(
-        long,
-        value_name = "LEVEL",
-        default_value_t = 0.95,
-        allow_negative_numbers = true
-    )]
-    pub confidence: f64,
-    /// Bootstrap resamples over intervals.
-    #[arg(long, value_name = "N", default_value_t = 400, value_parser = clap::value_parser!(u32).range(50..=100_000))]
-    pub resamples: u32,
-    /// Seed of the bootstrap.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Input options.
-    #[command(flatten)]
-    pub input: InputArgs,
-}
-
-/// Input options shared by commands that read files.
-#[derive(Debug, Args)]
-pub struct InputArgs {
-    /// Unit of plain numbers (and of .hlog and .hgrm values) in the inputs [default: ns].
-    #[arg(long, value_enum)]
-    pub unit: Option<TimeUnit>,
-    /// The input format, instead of detecting it from the content.
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
-    /// Interval length to cut timestamped logs into (fio latency logs, sockperf).
-    #[arg(long = "log-interval", value_name = "DURATION", default_value = "1s", value_parser = duration)]
-    pub log_interval: u64,
-    /// For CSV input: the column holding the values, by header name or 1-based position.
-    #[arg(long, value_name = "NAME|N")]
-    pub column: Option<String>,
-}
-
-impl InputArgs {
-    /// The read options these flags ask for.
-    pub fn read_options(&self) -> crate::formats::ReadOptions {
-        crate::formats::ReadOptions {
-            unit: self.unit.unwrap_or(TimeUnit::Ns),
-            unit_given: self.unit.is_some(),
-            format: self.format,
-            interval_ns: self.log_interval.max(1_000_000),
-            column: self
-                .column
-                .as_deref()
-                .map(crate::formats::numbers::Column::parse),
-        }
-    }
-}
-
-/// `cauda convert`.
-#[derive(Debug, Args)]
-pub struct ConvertArgs {
-    /// Inputs in any supported format.
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// The output format.
-    #[arg(long, value_enum)]
-    pub to: crate::formats::export::ExportFormat,
-    /// The output file.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
-    /// Overwrite an existing output file that cauda did not write.
-    #[arg(long)]
-    pub force: bool,
-    /// Unit of the values in --to hgrm output.
-    #[arg(long, value_enum, default_value_t = TimeUnit::Us)]
-    pub hgrm_unit: TimeUnit,
-    /// Input options.
-    #[command(flatten)]
-    pub input: InputArgs,
-}
-
-/// `cauda merge`.
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// Inputs in any supported format.
-    #[arg(required = true, num_args = 1.., value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// The merged run file.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: PathBuf,
-    /// Merge series with the same tag, or keep each input's apart.
-    #[arg(long, value_enum, default_value_t = crate::formats::merge::TagBy::Tag)]
-    pub tag_by: crate::formats::merge::TagBy,
-    /// Overwrite an existing output file that cauda did not write.
-    #[arg(long)]
-    pub force: bool,
-    /// Input options.
-    #[command(flatten)]
-    pub input: InputArgs,
 }
