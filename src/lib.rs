@@ -241,12 +241,12 @@ fn disk(args: cli::DiskArgs) -> Result<Outcome> {
             units::format_duration_compact(config.runtime_ns),
         );
     }
-    let done = probe::disk::run(&config, &destination, &stop)?;
-    if !args.output.quiet {
-        let closed = done.finished.run.load == model::LoadMode::ClosedLoop;
-        print!("{}", probe::disk::report::render(&done.report, closed));
+    let finished = probe::disk::run(&config, &destination, &stop)?;
+    if let (false, Some(section)) = (args.output.quiet, &finished.run.disk) {
+        let closed = finished.run.load == model::LoadMode::ClosedLoop;
+        print!("{}", probe::disk::report::render(section, closed));
     }
-    finish_run(done.finished, args.output.quiet)
+    finish_run(finished, args.output.quiet)
 }
 
 /// Prints a finished run's warnings, its table and where it was saved.

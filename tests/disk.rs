@@ -6,7 +6,8 @@ mod common;
 
 use std::path::Path;
 
-use cauda::probe::disk::engine::{Dir, Engine, EngineKind, Op};
+use cauda::model::disk::EngineKind;
+use cauda::probe::disk::engine::{Dir, Engine, Op};
 use cauda::probe::disk::measure::{Job, JobStats, SeriesMap};
 use cauda::probe::disk::target::{self, OpenRequest, TargetSpec};
 use cauda::probe::disk::workload::{Distribution, Rw, Workload, WorkloadSpec};

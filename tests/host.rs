@@ -717,7 +717,7 @@ fn storm_run(dir: &Path) -> PathBuf {
             .output()
             .unwrap()
     });
-    let finished = session::run_observing(
+    let finished = session::run_completing(
         plan,
         &observe,
         &destination,
@@ -740,6 +740,7 @@ fn storm_run(dir: &Path) -> PathBuf {
                 recorder.record(now, 0, now.saturating_sub(intended));
             }
         },
+        |_| Ok(()),
     )
     .unwrap();
     let dd = dd.join().unwrap();

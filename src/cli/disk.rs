@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use super::{RunOutputArgs, duration, rate};
 use crate::error::input_error;
+use crate::model::disk::EngineKind;
 use crate::probe::disk::DiskConfig;
-use crate::probe::disk::engine::EngineKind;
 use crate::probe::disk::target::TargetSpec;
 use crate::probe::disk::workload::{Distribution, Rw, parse_distribution};
 use crate::record::Arrivals;

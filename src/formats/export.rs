@@ -161,6 +161,7 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
             [only] => only.run.as_ref().and_then(|r| r.host_counters.clone()),
             _ => None,
         },
+        disk: None,
     })
 }
 

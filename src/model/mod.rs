@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod digest;
+pub mod disk;
 pub mod encoding;
 pub mod host;
 pub mod input;

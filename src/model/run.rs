@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::disk::DiskReport;
 use super::host::{HostCounters, HostSnapshot};
 use super::series::Series;
 use super::summary::Summary;
@@ -104,4 +105,27 @@ pub struct RunFile {
     /// absent in imported data and in run files written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_counters: Option<HostCounters>,
+    /// The disk probe's figures beside its series (`cauda disk` only).
+    ///
+    /// Probe sections: a probe whose run has figures beyond its series
+    /// and faults gets one optional, typed field here, filled in before
+    /// the run file's single write (the kernel and broker sections go
+    /// beside this one). A section that does not parse (a file from
+    /// another version) is left out rather than refusing the run.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub disk: Option<DiskReport>,
+}
+
+/// A probe section, or `None` when it is absent or does not parse.
+fn section<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
 }

@@ -210,7 +210,7 @@ pub fn run(config: &HiccupConfig, destination: &Destination, stop: &StopFlag) ->
         self_hiccups: false,
         ..Observe::default()
     };
-    session::run_observing(plan, &observe, destination, stop, prepare, body)
+    session::run_completing(plan, &observe, destination, stop, prepare, body, |_| Ok(()))
 }
 
 #[cfg(test)]

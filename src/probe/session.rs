@@ -5,9 +5,10 @@
 //! 2. The start time is fixed, recorders are created and handed out, and
 //!    the threads measure until their schedule ends or the stop flag rises.
 //! 3. The collector's series, the host snapshot and the summaries become
-//!    the run file, written atomically — also after Ctrl-C (marked
-//!    `interrupted`) and after a thread failed (the error is returned once
-//!    the data is safe).
+//!    the run file; the probe completes it (its faults, warnings and its
+//!    own section) and the session writes it once, atomically — also after
+//!    Ctrl-C (marked `interrupted`) and after a thread failed (the error is
+//!    returned once the data is safe).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,7 +118,8 @@ impl Default for Observe {
 /// `body(thread, run_start_ns, recorder, stop)` measures until its work is
 /// done or `stop` rises, and returns the time it stopped. The run also
 /// samples host counters and runs the `self` control thread
-/// ([`Observe::default`]); [`run_observing`] chooses.
+/// ([`Observe::default`]); [`run_completing`] chooses, and lets the probe
+/// complete the run file before it is written.
 pub fn run<P, B>(
     plan: Plan,
     destination: &Destination,
@@ -129,21 +131,29 @@ where
     P: Fn(usize) -> Result<()> + Sync,
     B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
 {
-    run_observing(plan, &Observe::default(), destination, stop, prepare, body)
+    let observe = Observe::default();
+    run_completing(plan, &observe, destination, stop, prepare, body, |_| Ok(()))
 }
 
-/// [`run`], choosing what is observed beside the probe.
-pub fn run_observing<P, B>(
+/// [`run`], choosing what is observed beside the probe, with `complete`
+/// adding the probe's own part of the run (faults, warnings, its section)
+/// once the threads are done. It is called on every path that saves
+/// measurements (success, Ctrl-C, a failed thread), and the run file is
+/// written once, after it; an error from `complete` is returned after the
+/// file is saved without what `complete` did not finish.
+pub fn run_completing<P, B, C>(
     plan: Plan,
     observe: &Observe,
     destination: &Destination,
     stop: &StopFlag,
     prepare: P,
     body: B,
+    complete: C,
 ) -> Result<Finished>
 where
     P: Fn(usize) -> Result<()> + Sync,
     B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
+    C: FnOnce(&mut RunFile) -> Result<()>,
 {
     destination.check()?;
     // The default name is chosen (never an existing file) and checked
@@ -325,7 +335,7 @@ where
     let (collected, run_start, start_time, start_unix_ns, thread_error, host_counters) = outcome;
 
     let summary = series_summaries(&collected.series).map_err(|e| anyhow!(e))?;
-    let run = RunFile {
+    let mut run = RunFile {
         schema: RUN_SCHEMA.into(),
         tool: Tool::this(),
         probe: plan.probe.into(),
@@ -342,7 +352,9 @@ where
         series: collected.series,
         summary,
         host_counters,
+        disk: None,
     };
+    let completed = complete(&mut run);
     let mut bytes = serde_json::to_vec(&run).context("cannot serialize the run")?;
     bytes.push(b'\n');
     output::write_atomic(&path, &bytes)
@@ -350,6 +362,12 @@ where
     if let Some(e) = thread_error {
         return Err(e.context(format!(
             "the run failed; what was measured is saved in {}",
+            path.display()
+        )));
+    }
+    if let Err(e) = completed {
+        return Err(e.context(format!(
+            "the run's measurements are saved in {}, without the figures that failed",
             path.display()
         )));
     }

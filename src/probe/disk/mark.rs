@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::sys;
-use super::target::Mark;
+use crate::model::disk::Mark;
 
 /// The extended attribute that marks a file as cauda's own.
 pub const MARK_XATTR: &str = "user.cauda";

@@ -24,13 +24,14 @@ use std::sync::Mutex;
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 
-use engine::{Completion, Dir, Engine, EngineKind, IoBuffers, Op};
+use engine::{Completion, Dir, Engine, IoBuffers, Op};
 use measure::{Discard, Job, JobStats, SeriesMap};
 use target::{OpenRequest, Target, TargetSpec};
 use workload::{Distribution, Rw, Workload, WorkloadSpec};
 
 use crate::error::input_error;
-use crate::model::{LoadMode, MeasuredFrom, Warning};
+use crate::model::disk::EngineKind;
+use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
 use crate::probe::collector::SeriesSpec;
 use crate::probe::session::{self, Destination, Finished, Plan};
 use crate::record::{Arrivals, Clock, MonotonicClock, Recorder, Schedule, StopFlag};
@@ -337,18 +338,10 @@ fn precondition(
     Ok(())
 }
 
-/// What a disk run measured beside its series.
-#[derive(Debug)]
-pub struct DiskRun {
-    /// The run file as written.
-    pub finished: Finished,
-    /// The disk section of the run file.
-    pub report: report::DiskReport,
-}
-
-/// Runs the disk probe and writes its run file. A full disk or a failed
-/// verify saves what was measured and then returns the error.
-pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> Result<DiskRun> {
+/// Runs the disk probe and writes its run file, its `disk` section
+/// included (`run.disk`). A full disk or a failed verify saves what was
+/// measured and then returns the error.
+pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
     destination.check()?;
     let request = OpenRequest {
@@ -495,34 +488,40 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         block_device: observed_device(&target.path),
         ..session::Observe::default()
     };
-    let finished = session::run_observing(plan, &observe, destination, stop, prepare, body)?;
-
-    let mut total = JobStats::default();
-    for s in stats.lock().map_err(|_| anyhow!("poisoned"))?.iter() {
-        total.merge(s);
-    }
-    if config.rw.writes() {
-        // Flush what the run wrote so the device counters include it.
-        let _ = target.file.sync_all();
-    }
-    let write_amplification = before.map(|b| wa::after(b, total.bytes[Dir::Write as usize]));
-    let cpu_after = sys::process_cpu();
-    let fixed = match make_engine(kind, &target, 1, target.logical_block as usize, 0)? {
-        AnyEngine::Uring(u) => Some(u.fixed_buffers()),
-        AnyEngine::Psync(_) => None,
+    // The jobs' counts, the write amplification and the CPU time complete
+    // the run before its one write, also after Ctrl-C or a failed job.
+    let complete = |run: &mut RunFile| -> Result<()> {
+        let mut total = JobStats::default();
+        for s in stats.lock().map_err(|_| anyhow!("poisoned"))?.iter() {
+            total.merge(s);
+        }
+        if config.rw.writes() {
+            // Flush what the run wrote so the device counters include it.
+            let _ = target.file.sync_all();
+        }
+        let write_amplification = before.map(|b| wa::after(b, total.bytes[Dir::Write as usize]));
+        let cpu_after = sys::process_cpu();
+        let fixed = match make_engine(kind, &target, 1, target.logical_block as usize, 0)? {
+            AnyEngine::Uring(u) => Some(u.fixed_buffers()),
+            AnyEngine::Psync(_) => None,
+        };
+        let section = report::build(
+            config,
+            &target,
+            kind,
+            fixed,
+            run,
+            &total,
+            write_amplification,
+            cpu_before,
+            cpu_after,
+        );
+        report::complete(run, section, &total);
+        Ok(())
     };
-    let report = report::DiskReport::new(
-        config,
-        &target,
-        kind,
-        fixed,
-        &finished.run,
-        &total,
-        write_amplification,
-        cpu_before,
-        cpu_after,
-    );
-    report::save(finished, report, &total)
+    let finished =
+        session::run_completing(plan, &observe, destination, stop, prepare, body, complete)?;
+    report::outcome(finished)
 }
 
 /// The block device whose diskstats a run on `path` moves: the device

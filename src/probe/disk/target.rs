@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::mark::{read_mark, write_mark};
 use super::safety::data_on_device;
 use crate::error::input_error;
+use crate::model::disk::Mark;
 
 /// The extended attribute that marks a file as cauda's own.
 pub use super::mark::MARK_XATTR;
@@ -31,18 +32,6 @@ pub enum TargetSpec {
     File(PathBuf),
     /// A block device.
     Device(PathBuf),
-}
-
-/// How a file is known to be cauda's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mark {
-    /// The `user.cauda` extended attribute.
-    Xattr,
-    /// An entry in the registry file (no user xattrs on this filesystem).
-    Registry,
-    /// Not cauda's (written with `--force`) or a device.
-    None,
 }
 
 /// How to open the target.

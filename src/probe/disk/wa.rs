@@ -12,75 +12,28 @@
 
 use std::fs::File;
 
-use serde::Serialize;
-
 use super::nvme::{self, NvmeCounters};
 use super::target::{Target, sysfs_block_dir, whole_disk_dir};
+use crate::model::disk::{Amplification, WriteAmplification};
 
-/// One amplification figure, or why there is none.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Amplification {
-    /// Measured.
-    Measured {
-        /// Written bytes below ÷ written bytes above.
-        factor: f64,
-        /// Bytes written below (by the device, or to the media).
-        below_bytes: u64,
-        /// Bytes written above (by the probe, or by the host).
-        above_bytes: u64,
-        /// Where the figures came from.
-        source: String,
-    },
-    /// Not available, and why.
-    NotAvailable {
-        /// Why not.
-        not_available: String,
-    },
-}
-
-impl Amplification {
-    fn not(why: impl Into<String>) -> Self {
-        Amplification::NotAvailable {
-            not_available: why.into(),
-        }
-    }
-
-    fn ratio(below: u64, above: u64, source: String) -> Self {
-        if above == 0 {
-            return Amplification::not("nothing was written above the device");
-        }
-        Amplification::Measured {
-            factor: below as f64 / above as f64,
-            below_bytes: below,
-            above_bytes: above,
-            source,
-        }
-    }
-
-    /// One line for people.
-    pub fn describe(&self) -> String {
-        match self {
-            Amplification::Measured {
-                factor,
-                below_bytes,
-                above_bytes,
-                ..
-            } => format!("{factor:.3} ({below_bytes} B below / {above_bytes} B above)"),
-            Amplification::NotAvailable { not_available } => {
-                format!("not available: {not_available}")
-            }
-        }
+/// No figure, and why.
+fn not(why: impl Into<String>) -> Amplification {
+    Amplification::NotAvailable {
+        not_available: why.into(),
     }
 }
 
-/// Both figures.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct WriteAmplification {
-    /// Block device bytes ÷ probe bytes.
-    pub stack: Amplification,
-    /// NAND media bytes ÷ host bytes (NVMe).
-    pub device: Amplification,
+/// `below ÷ above`, or why there is none.
+fn ratio(below: u64, above: u64, source: String) -> Amplification {
+    if above == 0 {
+        return not("nothing was written above the device");
+    }
+    Amplification::Measured {
+        factor: below as f64 / above as f64,
+        below_bytes: below,
+        above_bytes: above,
+        source,
+    }
 }
 
 /// Sectors written by device `dev` in `/proc/diskstats` text.
@@ -140,10 +93,10 @@ pub fn before(target: &Target) -> Before {
 /// what the probe wrote. Call after the data is flushed.
 pub fn after(before: Before, probe_bytes: u64) -> WriteAmplification {
     let stack = match before.stack {
-        Err(why) => Amplification::not(why),
+        Err(why) => not(why),
         Ok((dev, name, start)) => match read_sectors(dev) {
-            Err(why) => Amplification::not(why),
-            Ok(end) => Amplification::ratio(
+            Err(why) => not(why),
+            Ok(end) => ratio(
                 end.saturating_sub(start) * 512,
                 probe_bytes,
                 format!("/proc/diskstats sectors written by {name} (every writer on it counts)"),
@@ -151,13 +104,13 @@ pub fn after(before: Before, probe_bytes: u64) -> WriteAmplification {
         },
     };
     let device = match before.device {
-        Err(why) => Amplification::not(why),
+        Err(why) => not(why),
         Ok((file, start)) => match nvme::read_counters(&file) {
-            Err(why) => Amplification::not(why),
+            Err(why) => not(why),
             Ok(end) => {
                 let media = end.media_bytes.saturating_sub(start.media_bytes);
                 let host = end.host_bytes.saturating_sub(start.host_bytes);
-                Amplification::ratio(
+                ratio(
                     u64::try_from(media).unwrap_or(u64::MAX),
                     u64::try_from(host).unwrap_or(u64::MAX),
                     format!("{} ÷ SMART 0x02 Data Units Written", end.media_source),
@@ -184,11 +137,11 @@ mod tests {
     #[test]
     fn ratios_and_reasons() {
         assert_eq!(
-            Amplification::ratio(3 * 4096, 4096, "x".into()).describe(),
+            ratio(3 * 4096, 4096, "x".into()).describe(),
             "3.000 (12288 B below / 4096 B above)"
         );
         assert!(
-            Amplification::ratio(1, 0, "x".into())
+            ratio(1, 0, "x".into())
                 .describe()
                 .starts_with("not available: nothing was written")
         );

@@ -22,8 +22,6 @@ pub mod serve;
 
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
 
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
@@ -33,7 +31,6 @@ use self::link::Link;
 use self::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
-use crate::output;
 use crate::probe::collector::SeriesSpec;
 use crate::probe::session::{self, Destination, Finished, Plan};
 use crate::record::{MonotonicClock, Recorder, StopFlag};
@@ -178,23 +175,6 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
         .target
         .ok_or_else(|| input_error("give --connect ADDR:PORT or --loopback"))?;
 
-    // The run file's path is fixed here, so the accounting can be added to
-    // it even when the run fails after measuring.
-    destination.check()?;
-    let path = match &destination.run_file {
-        Some(p) => p.clone(),
-        None => {
-            let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-            let p = output::unused_default_path("net", &now);
-            output::check_writable(&p, output::OwnKind::RunFile, false, "-o")?;
-            p
-        }
-    };
-    let destination = Destination {
-        run_file: Some(path.clone()),
-        ..destination.clone()
-    };
-
     let (series, ids) = config.series();
     let plan = Plan {
         probe: "net",
@@ -212,7 +192,6 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
     let links: Vec<Mutex<Option<(Link, Conversation)>>> =
         (0..config.conns).map(|_| Mutex::new(None)).collect();
     let shared = SharedCounts::default();
-    let measured = AtomicBool::new(false);
     let max_frame = config.size.max(config.response_size);
 
     let prepare = |thread: usize| -> Result<()> {
@@ -244,7 +223,6 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
     };
     let body =
         |thread: usize, start: u64, recorder: &mut Recorder, stop: &StopFlag| -> Result<u64> {
-            measured.store(true, Ordering::Relaxed);
             let (mut link, mut talk) = links[thread]
                 .lock()
                 .map_err(|_| anyhow!("poisoned"))?
@@ -281,37 +259,14 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
                 )
             })
         };
-    let result = session::run(plan, &destination, stop, prepare, body);
-    let counts = shared.total();
-    match result {
-        Ok(mut finished) => {
-            annotate(&mut finished.run, &counts, &config);
-            save(&path, &finished.run)?;
-            Ok(finished)
-        }
-        Err(e) if measured.load(Ordering::Relaxed) && path.exists() => {
-            // The session saved what was measured; add the accounting.
-            let annotated = std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|text| serde_json::from_str::<RunFile>(&text).ok())
-                .map(|mut run| {
-                    annotate(&mut run, &counts, &config);
-                    save(&path, &run)
-                });
-            match annotated {
-                Some(Err(save_error)) => Err(e.context(format!("{save_error:#}"))),
-                _ => Err(e),
-            }
-        }
-        Err(e) => Err(e),
-    }
-}
-
-fn save(path: &std::path::Path, run: &RunFile) -> Result<()> {
-    let mut bytes = serde_json::to_vec(run).context("cannot serialize the run")?;
-    bytes.push(b'\n');
-    output::write_atomic(path, &bytes)
-        .with_context(|| format!("cannot save the run file {}", path.display()))
+    // The message accounting completes the run before its one write, also
+    // when a connection failed after measuring.
+    let complete = |run: &mut RunFile| {
+        annotate(run, &shared.total(), &config);
+        Ok(())
+    };
+    let observe = session::Observe::default();
+    session::run_completing(plan, &observe, destination, stop, prepare, body, complete)
 }
 
 /// Puts the message accounting in `faults` and warns about what went wrong.

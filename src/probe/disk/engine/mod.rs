@@ -58,19 +58,6 @@ pub struct Completion {
     pub result: i32,
 }
 
-/// Which engine to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-pub enum EngineKind {
-    /// Linux io_uring: one ring per job, `--iodepth` operations in flight.
-    #[value(name = "io_uring")]
-    #[serde(rename = "io_uring")]
-    IoUring,
-    /// Synchronous pread/pwrite, one operation at a time per job.
-    #[value(name = "psync")]
-    #[serde(rename = "psync")]
-    Psync,
-}
-
 /// `depth` buffers of `block` bytes, each aligned to `align` bytes (for
 /// O_DIRECT), in one allocation that never moves.
 #[derive(Debug)]
