@@ -7,7 +7,7 @@
 //!   loop; one UDP thread), with limits;
 //! - [`client`]: the measuring loop, one connection per probe thread;
 //! - [`link`]: the client's socket: connect, send, receive by a deadline;
-//! - [`args`]: their command lines.
+//! - their command lines are `crate::cli::NetArgs` and `ServeArgs`.
 //!
 //! Message accounting (sent, answered, lost, in flight, duplicates, late
 //! and wrong-sequence replies) goes into the run file's `faults` map, all
