@@ -16,6 +16,17 @@ pub const EXIT_USAGE: i32 = 2;
 /// Exit code for a run stopped by SIGINT/SIGTERM (the shell's convention).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// How a successful command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything asked for was done.
+    Done,
+    /// A run was stopped by a signal; what it measured was saved.
+    Interrupted,
+    /// A child command ran; exit with its code (`host hold-latency`).
+    Exit(i32),
+}
+
 /// A problem with what the user asked for or gave us: exits 2.
 ///
 /// The message names the flag, file (with line or byte offset) or device,

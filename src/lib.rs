@@ -24,20 +24,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use cli::{AnalyzeArgs, Cli, Command, CompareArgs, ConvertArgs, MergeArgs, TimerArgs};
+use error::Outcome;
 use model::{Format, Loaded};
 use probe::session::Destination;
 use record::StopFlag;
-
-/// How a successful command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Everything asked for was done.
-    Done,
-    /// A run was stopped by a signal; what it measured was saved.
-    Interrupted,
-    /// A child command ran; exit with its code (`host hold-latency`).
-    Exit(i32),
-}
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Outcome> {

@@ -3,8 +3,8 @@
 
 use clap::Parser;
 
-use cauda::error::{EXIT_INTERRUPTED, EXIT_OK, exit_code_for, is_broken_pipe};
-use cauda::{Outcome, cli::Cli};
+use cauda::cli::Cli;
+use cauda::error::{EXIT_INTERRUPTED, EXIT_OK, Outcome, exit_code_for, is_broken_pipe};
 
 fn main() {
     let cli = match Cli::try_parse() {

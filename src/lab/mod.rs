@@ -22,8 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::Outcome;
-use crate::error::input_error;
+use crate::error::{Outcome, input_error};
 use crate::formats::{self, ReadOptions};
 use crate::model::{Loaded, Role};
 use crate::record::StopFlag;
