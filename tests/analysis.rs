@@ -1,7 +1,6 @@
 //! `cauda analyze` and `cauda compare` from the command line: real runs,
 //! a real stall, and the bad inputs each must refuse.
 
-use std::process::Command as StdCommand;
 use std::time::Duration;
 
 use predicates::prelude::*;
@@ -10,14 +9,9 @@ use serde_json::Value;
 mod common;
 use common::{cauda, refused};
 
+/// `cauda ARGS`, which must succeed: the JSON it printed.
 fn json(args: &[&str]) -> Value {
-    let out = cauda().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_stdout(cauda().args(args).output().unwrap())
 }
 
 fn timer_run(dir: &std::path::Path, name: &str, runtime: &str) -> String {
@@ -42,7 +36,7 @@ fn timer_run(dir: &std::path::Path, name: &str, runtime: &str) -> String {
 fn a_frozen_process_shows_as_a_stall_at_the_right_time() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("frozen.json");
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("cauda"))
+    let mut child = common::cauda_process()
         .args([
             "timer",
             "--runtime",
@@ -55,17 +49,10 @@ fn a_frozen_process_shows_as_a_stall_at_the_right_time() {
         .arg(&run)
         .spawn()
         .unwrap();
-    let pid = child.id().to_string();
     std::thread::sleep(Duration::from_millis(1_500));
-    StdCommand::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .unwrap();
+    common::signal(child.id(), "-STOP");
     std::thread::sleep(Duration::from_millis(300));
-    StdCommand::new("kill")
-        .args(["-CONT", &pid])
-        .status()
-        .unwrap();
+    common::signal(child.id(), "-CONT");
     assert!(child.wait().unwrap().success());
 
     let doc = json(&["analyze", run.to_str().unwrap(), "--json", "--timeline"]);

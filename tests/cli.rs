@@ -1,30 +1,15 @@
 //! The command line as a user meets it: real runs, bad input, exit codes.
 
-use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
 use predicates::prelude::*;
-use serde_json::Value;
 
 mod common;
-use common::{cauda, refused, summaries};
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn is_root() -> bool {
-    // SAFETY-free: read the effective uid from /proc.
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
-        })
-        .unwrap_or(false)
-}
+use common::{
+    analyze_json, as_nobody, cauda, cauda_process, copy_for_nobody, has_setpriv, is_root,
+    read_json, refused, saved_run, summaries,
+};
 
 #[test]
 fn a_short_timer_run_round_trips_through_analyze() {
@@ -74,14 +59,7 @@ fn a_short_timer_run_round_trips_through_analyze() {
         .max()
         .unwrap();
 
-    let out = cauda()
-        .arg("analyze")
-        .arg(&run)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let analysis: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let analysis = analyze_json(&run, &[]);
     assert_eq!(analysis["schema"], "cauda.analysis/1");
     let summary = &analysis["inputs"][0]["series"][0]["summary"];
     assert_eq!(summary["count"], 1_499);
@@ -108,18 +86,14 @@ fn a_short_timer_run_round_trips_through_analyze() {
 fn ctrl_c_saves_every_interval_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("cauda");
-    let mut child = StdCommand::new(bin)
+    let mut child = cauda_process()
         .args(["timer", "--runtime", "30s", "-q", "-o"])
         .arg(&run)
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1_700));
     // SIGINT, as Ctrl-C sends.
-    StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    common::signal(child.id(), "-INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let doc = read_json(&run);
@@ -141,9 +115,8 @@ fn ctrl_c_saves_every_interval_and_exits_130() {
 #[test]
 fn idle_sweep_gives_one_series_per_length() {
     let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("sweep.json");
-    cauda()
-        .args([
+    let doc = saved_run(
+        cauda().args([
             "timer",
             "--idle-sweep",
             "--idle-lengths",
@@ -151,12 +124,9 @@ fn idle_sweep_gives_one_series_per_length() {
             "--runtime",
             "400ms",
             "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .assert()
-        .success();
-    let doc = read_json(&run);
+        ]),
+        &dir.path().join("sweep.json"),
+    );
     let tags: Vec<&str> = doc["series"]
         .as_array()
         .unwrap()
@@ -186,14 +156,7 @@ fn plain_numbers_give_exact_order_statistics() {
     let file = dir.path().join("values.txt");
     let text: String = (1..=1000).map(|v| format!("{v}\n")).collect();
     std::fs::write(&file, text).unwrap();
-    let out = cauda()
-        .arg("analyze")
-        .arg(&file)
-        .args(["--json", "--percentiles", "50,99.9,100", "--unit", "ns"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = analyze_json(&file, &["--percentiles", "50,99.9,100", "--unit", "ns"]);
     let s = &doc["inputs"][0]["series"][0]["summary"];
     assert_eq!(s["count"], 1000);
     assert_eq!(s["min"], 1);
@@ -357,37 +320,17 @@ fn existing_files_that_are_not_caudas_are_left_alone() {
 
 #[test]
 fn priority_without_permission_says_to_drop_the_flag() {
-    let bin = assert_cmd::cargo::cargo_bin("cauda");
     // A copy in /tmp, so nobody can run it wherever the checkout lives.
     let copy_dir = tempfile::tempdir().unwrap();
     let mut command = if is_root() {
         // Drop to nobody, as an unprivileged user would run it.
-        if StdCommand::new("setpriv")
-            .arg("--version")
-            .output()
-            .is_err()
-        {
+        if !has_setpriv() {
             eprintln!("skipped: running as root and setpriv is missing to drop privileges");
             return;
         }
-        let copy = copy_dir.path().join("cauda");
-        std::fs::copy(&bin, &copy).unwrap();
-        for (path, mode) in [(copy_dir.path(), 0o755), (copy.as_path(), 0o755)] {
-            std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode))
-                .unwrap();
-        }
-        let mut c = StdCommand::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-        ]);
-        c.arg(&copy);
-        c
+        as_nobody(&copy_for_nobody(copy_dir.path()))
     } else {
-        StdCommand::new(&bin)
+        cauda_process()
     };
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(

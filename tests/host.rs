@@ -7,49 +7,24 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{cauda, refused};
+use common::{
+    analyze_json, audit, captured, cauda, copy_of_captured, json_stdout, put, refused, saved_run,
+};
 use serde_json::Value;
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-/// The tree `scripts/capture_host_tree.sh` captured on this repository's VM.
-fn captured() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/host/vm-6.18")
-}
-
-/// A copy of the captured tree to edit.
-fn copy_of_captured() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", captured().display()))
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
-}
-
-fn put(root: &Path, path: &str, text: &str) {
-    let p = root.join(path.trim_start_matches('/'));
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn audit(root: &Path, profile: &str) -> Value {
-    let out = cauda()
-        .args(["host", "audit", "--json", "--profile", profile, "--root"])
-        .arg(root)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The (start, length) of each interval in `intervals`.
+fn interval_grid(intervals: &Value) -> Vec<(u64, u64)> {
+    intervals
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["start_ns"].as_u64().unwrap(),
+                i["length_ns"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 fn check<'a>(audit: &'a Value, id: &str) -> &'a Value {
@@ -434,20 +409,17 @@ fn the_live_audit_prints_a_table() {
 fn a_run_carries_the_audit_counters_and_its_self_series() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.json");
-    cauda()
-        .args([
+    let doc = saved_run(
+        cauda().args([
             "timer",
             "--runtime",
             "2500ms",
             "--interval-length",
             "500ms",
             "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .assert()
-        .success();
-    let doc = read_json(&run);
+        ]),
+        &run,
+    );
     let checks = doc["host"]["checks"].as_array().unwrap();
     assert!(checks.iter().any(|c| c["id"] == "vm.swappiness"));
     let tags: Vec<&str> = doc["series"]
@@ -457,28 +429,8 @@ fn a_run_carries_the_audit_counters_and_its_self_series() {
         .map(|s| s["tag"].as_str().unwrap())
         .collect();
     assert_eq!(tags, ["wakeup", "self"]);
-    let grid: Vec<(u64, u64)> = doc["series"][0]["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["start_ns"].as_u64().unwrap(),
-                i["length_ns"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    let self_grid: Vec<(u64, u64)> = doc["series"][1]["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["start_ns"].as_u64().unwrap(),
-                i["length_ns"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let grid = interval_grid(&doc["series"][0]["intervals"]);
+    let self_grid = interval_grid(&doc["series"][1]["intervals"]);
     assert_eq!(
         grid, self_grid,
         "the self series shares the run's intervals"
@@ -508,15 +460,7 @@ fn a_run_carries_the_audit_counters_and_its_self_series() {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
     let intervals = counters["intervals"].as_array().unwrap();
-    let counter_grid: Vec<(u64, u64)> = intervals
-        .iter()
-        .map(|i| {
-            (
-                i["start_ns"].as_u64().unwrap(),
-                i["length_ns"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let counter_grid = interval_grid(&counters["intervals"]);
     assert_eq!(counter_grid, grid, "one row of deltas per interval");
     let col = |n: &str| names.iter().position(|x| *x == n).unwrap();
     let ctxt: i64 = intervals
@@ -547,18 +491,14 @@ fn a_run_carries_the_audit_counters_and_its_self_series() {
     }
     let other = dir.path().join("edited.json");
     std::fs::write(&other, serde_json::to_vec(&edited).unwrap()).unwrap();
-    let out = cauda()
-        .args(["compare", "--json"])
-        .arg(&run)
-        .arg(&other)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cmp = json_stdout(
+        cauda()
+            .args(["compare", "--json"])
+            .arg(&run)
+            .arg(&other)
+            .output()
+            .unwrap(),
     );
-    let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();
     let changes = cmp["host_changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0]["key"], "check:vm.swappiness");
@@ -582,7 +522,7 @@ fn hiccup_runs_one_pinned_thread_per_cpu() {
         .assert()
         .success()
         .stdout(predicates::str::contains(format!("cpu{} —", cpus[0])));
-    let doc = read_json(&run);
+    let doc = common::read_json(&run);
     assert_eq!(doc["probe"], "hiccup");
     let tags: Vec<String> = doc["series"]
         .as_array()
@@ -631,14 +571,7 @@ fn a_write_storm_is_blamed_on_io_in_a_hint() {
     for attempt in 1..=2 {
         let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
         let run = storm_run(dir.path());
-        let out = cauda()
-            .arg("analyze")
-            .arg(&run)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = analyze_json(&run, &[]);
         let write = &doc["inputs"][0]["series"][0];
         assert_eq!(write["tag"], "write");
         let stalls = write["stalls"].as_array().unwrap().clone();

@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
+use common::{cauda, fixture, json_stdout};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -56,18 +56,16 @@ fn agree(reader: &str, got: &Value, ours: &Value) {
 fn hlogs(dir: &Path) -> Vec<(PathBuf, &'static str)> {
     // A deterministic one: the sockperf fixture converted to an .hlog.
     let converted = dir.join("rtt.hlog");
-    Command::cargo_bin("cauda")
-        .unwrap()
+    cauda()
         .arg("convert")
-        .arg(root().join("tests/fixtures/sockperf/tcp.csv"))
+        .arg(fixture("sockperf/tcp.csv"))
         .args(["--to", "hlog", "--log-interval", "100ms", "-o"])
         .arg(&converted)
         .assert()
         .success();
     // And one streamed by a live run.
     let streamed = dir.join("timer.hlog");
-    Command::cargo_bin("cauda")
-        .unwrap()
+    cauda()
         .args([
             "timer",
             "--runtime",
@@ -101,12 +99,7 @@ fn hdrhistogram_py_reads_caudas_logs() {
             .args(["--tag", tag, "--rank", "ceil"])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let got = json_stdout(out);
         agree("HdrHistogram_py", &got, &cauda_summary(&path, tag));
     }
 }
@@ -136,12 +129,7 @@ fn java_hdrhistogram_reads_caudas_logs() {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let got = json_stdout(out);
         agree("Java HistogramLogReader", &got, &cauda_summary(&path, tag));
 
         // HistogramLogProcessor's percentile distribution, read back by cauda.

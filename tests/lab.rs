@@ -46,8 +46,7 @@ fn quick_lab_writes_every_run_a_report_and_findings() {
         assert!(text.starts_with("{\"schema\":\"cauda.run/1\""), "{name}");
         assert!(lab.join(format!("{name}.log")).exists(), "{name} log");
     }
-    let audit: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(lab.join("audit.json")).unwrap()).unwrap();
+    let audit = common::read_json(&lab.join("audit.json"));
     assert_eq!(audit["schema"], "cauda.audit/1");
     let report = std::fs::read_to_string(lab.join("report.html")).unwrap();
     assert!(report.contains("<svg"), "the report has charts");
@@ -82,7 +81,7 @@ fn quick_lab_writes_every_run_a_report_and_findings() {
 #[test]
 fn ctrl_c_keeps_what_was_measured_and_still_summarises() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let child = StdCommand::new(env!("CARGO_BIN_EXE_cauda"))
+    let child = common::cauda_process()
         .args(["lab", "--quick", "--skip", "audit,disk,net", "--dir"])
         .arg(dir.path())
         .stdout(std::process::Stdio::piped())
@@ -92,10 +91,7 @@ fn ctrl_c_keeps_what_was_measured_and_still_summarises() {
     // The timer step (3 s) is running; interrupt the lab alone, as `kill`
     // would, so the lab must pass the signal on.
     std::thread::sleep(Duration::from_millis(1500));
-    StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    common::signal(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
@@ -128,7 +124,7 @@ fn bad_directories_are_refused_before_anything_runs() {
 
 #[test]
 fn a_filesystem_without_room_is_refused_with_what_is_needed() {
-    if is_root().is_none() {
+    if !common::is_root() {
         eprintln!("skipped: mounting a small tmpfs needs root");
         return;
     }
@@ -153,11 +149,4 @@ fn a_filesystem_without_room_is_refused_with_what_is_needed() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("MiB free"), "{stderr}");
     assert!(stderr.contains("--skip disk"), "{stderr}");
-}
-
-/// `Some(())` when running as root (read from /proc, no unsafe).
-fn is_root() -> Option<()> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let uid = status.lines().find(|l| l.starts_with("Uid:"))?;
-    (uid.split_whitespace().nth(1)? == "0").then_some(())
 }

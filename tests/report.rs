@@ -7,14 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use common::{cauda, refused};
+use common::{analyze_json, cauda, fixture, refused};
 use serde_json::Value;
-
-fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(path)
-}
 
 /// Runs `cauda report ARGS -o DIR/report.html` and returns the page.
 fn report(dir: &Path, args: &[&std::ffi::OsStr]) -> String {
@@ -134,15 +128,7 @@ fn an_hlog_with_three_tags_draws_three_series_everywhere() {
         );
     }
     // Each series' max, as the analysis states it, is marked and labelled.
-    let analysis: Value = serde_json::from_slice(
-        &cauda()
-            .args(["analyze", "--json"])
-            .arg(fixture("hdr/java.hlog"))
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let analysis = analyze_json(&fixture("hdr/java.hlog"), &[]);
     for s in analysis["inputs"][0]["series"].as_array().unwrap() {
         let max = cauda::units::format_ns(s["summary"]["max"].as_f64().unwrap());
         assert!(
@@ -197,15 +183,7 @@ fn hover_data_keeps_every_interval_max_of_a_real_run() {
     );
     assert!(hover.iter().all(|b| b.len() == 10));
     let intervals: f64 = hover.iter().map(|b| b[2]).sum();
-    let analysis: Value = serde_json::from_slice(
-        &cauda()
-            .args(["analyze", "--json"])
-            .arg(&run)
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let analysis = analyze_json(&run, &[]);
     let series = &analysis["inputs"][0]["series"][0];
     assert_eq!(intervals, series["intervals"].as_f64().unwrap());
     let completions: f64 = hover.iter().map(|b| b[3]).sum();

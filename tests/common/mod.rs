@@ -1,8 +1,10 @@
-//! Helpers shared by the CLI test files.
+//! Helpers shared by the CLI test files: running cauda, reading what it
+//! wrote, and the host capabilities a test may need.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Output};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -11,6 +13,12 @@ use serde_json::Value;
 /// The cauda binary under test.
 pub fn cauda() -> Command {
     Command::cargo_bin("cauda").unwrap()
+}
+
+/// The cauda binary as a plain process, for a run the test signals or
+/// reads while it goes.
+pub fn cauda_process() -> StdCommand {
+    StdCommand::new(assert_cmd::cargo::cargo_bin("cauda"))
 }
 
 /// Runs cauda with `args` and expects exit 2 with `needle` on stderr.
@@ -22,13 +30,70 @@ pub fn refused<S: AsRef<OsStr>>(args: &[S], needle: &str) {
         .stderr(predicate::str::contains(needle));
 }
 
-/// `cauda analyze FILE --json --percentiles 50,90,99,99.9 EXTRA…`: the
-/// series as (tag, summary).
-pub fn summaries(path: &Path, extra: &[&str]) -> Vec<(String, Value)> {
+/// A file below `tests/fixtures`.
+pub fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+/// The tree `scripts/capture_host_tree.sh` captured on this repository's VM.
+pub fn captured() -> PathBuf {
+    fixture("host/vm-6.18")
+}
+
+/// A copy of the captured tree to edit.
+pub fn copy_of_captured() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = StdCommand::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", captured().display()))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dir
+}
+
+/// The JSON document in the file at `path` (a run file, a plan, …).
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Runs `command -o OUT`, which must succeed; the run file it saved.
+pub fn saved_run(command: &mut Command, out: &Path) -> Value {
+    command.arg("-o").arg(out).assert().success();
+    read_json(out)
+}
+
+/// The JSON a finished command printed on stdout; panics with its stderr
+/// when it failed.
+pub fn json_stdout(out: Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `cauda host audit --json --profile PROFILE --root ROOT`: its document.
+pub fn audit(root: &Path, profile: &str) -> Value {
+    json_stdout(
+        cauda()
+            .args(["host", "audit", "--json", "--profile", profile, "--root"])
+            .arg(root)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// `cauda analyze FILE --json EXTRA…`, which must succeed: its document.
+pub fn analyze_json(path: &Path, extra: &[&str]) -> Value {
     let out = cauda()
         .arg("analyze")
         .arg(path)
-        .args(["--json", "--percentiles", "50,90,99,99.9"])
+        .arg("--json")
         .args(extra)
         .output()
         .unwrap();
@@ -38,8 +103,14 @@ pub fn summaries(path: &Path, extra: &[&str]) -> Vec<(String, Value)> {
         path.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["inputs"][0]["series"]
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `cauda analyze FILE --json --percentiles 50,90,99,99.9 EXTRA…`: the
+/// series as (tag, summary).
+pub fn summaries(path: &Path, extra: &[&str]) -> Vec<(String, Value)> {
+    let args = [&["--percentiles", "50,90,99,99.9"], extra].concat();
+    analyze_json(path, &args)["inputs"][0]["series"]
         .as_array()
         .unwrap()
         .iter()
@@ -53,4 +124,100 @@ pub fn series<'a>(all: &'a [(String, Value)], tag: &str) -> &'a Value {
         .find(|(t, _)| t == tag)
         .unwrap_or_else(|| panic!("no series {tag}: {all:?}"))
         .1
+}
+
+/// A validator for `schemas/NAME`, which may refer to the run schema.
+pub fn validator(name: &str) -> jsonschema::Validator {
+    let schema = |name: &str| -> Value {
+        read_json(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("schemas")
+                .join(name),
+        )
+    };
+    jsonschema::options()
+        .with_resource(
+            "https://cauda.dev/schemas/run.schema.json",
+            jsonschema::Resource::from_contents(schema("run.schema.json")).unwrap(),
+        )
+        .build(&schema(name))
+        .unwrap()
+}
+
+/// Asserts that `doc` is valid, listing every error and where it is.
+pub fn assert_valid(validator: &jsonschema::Validator, doc: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// Writes `text` to `path` below the fake root `root` (a `/proc` or `/sys`
+/// file), making its directories.
+pub fn put(root: &Path, path: &str, text: &str) {
+    let p = root.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// Runs a system tool: its trimmed stdout, or what failed.
+pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = StdCommand::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Whether the tests run as root (the effective uid, read from /proc).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+/// Sends `signal` (`-INT`, `-STOP`, …) to the process `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    assert!(
+        StdCommand::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// Whether `setpriv` is here to drop root to nobody.
+pub fn has_setpriv() -> bool {
+    StdCommand::new("setpriv").arg("--version").output().is_ok()
+}
+
+/// Copies cauda into `dir`, where nobody may run it (`dir` becomes 0755);
+/// the copy's path, for [`as_nobody`].
+pub fn copy_for_nobody(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let copy = dir.join("cauda");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("cauda"), &copy).unwrap();
+    for path in [dir, &copy] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
+}
+
+/// `setpriv` running `program` as nobody, with no capabilities.
+pub fn as_nobody(program: &Path) -> StdCommand {
+    let mut c = StdCommand::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["--inh-caps=-all", "--bounding-set=-all"])
+        .arg(program);
+    c
 }
