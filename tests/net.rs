@@ -5,7 +5,7 @@
 //! 127.0.0.1.
 
 use std::path::Path;
-use std::process::{Command as StdCommand, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use predicates::prelude::*;
@@ -13,13 +13,11 @@ use serde_json::Value;
 
 mod common;
 mod netsupport;
-use common::{cauda, refused};
+use common::{cauda, cauda_process, read_json, refused};
 use netsupport::Responder;
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
+/// `cauda net ARGS -o DIR/NAME`, which must succeed and say where it saved
+/// (and, without -q, print the accounting and the table); its run file.
 fn net_run(dir: &Path, name: &str, args: &[&str]) -> Value {
     let run = dir.join(name);
     let assert = cauda()
@@ -37,6 +35,36 @@ fn net_run(dir: &Path, name: &str, args: &[&str]) -> Value {
             .stdout(predicate::str::contains("rtt").and(predicate::str::contains("p99")));
     }
     read_json(&run)
+}
+
+/// A quiet 1 s `net_run` against `server` over `proto`, a message lost
+/// after `timeout`, with ARGS besides.
+fn run_against(
+    dir: &Path,
+    name: &str,
+    server: &Responder,
+    proto: &str,
+    timeout: &str,
+    args: &[&str],
+) -> Value {
+    let addr = server.addr.to_string();
+    let connect = ["--connect", &addr, "--proto", proto, "--timeout", timeout];
+    let args = [&connect[..], &["--runtime", "1s", "-q"], args].concat();
+    net_run(dir, name, &args)
+}
+
+/// `cauda net --connect SERVER ARGS -q -o RUN` started in the background,
+/// its stderr to `stderr`, for a test that acts on the responder meanwhile.
+fn net_client(server: &Responder, args: &[&str], run: &Path, stderr: Stdio) -> Child {
+    cauda_process()
+        .args(["net", "--connect", &server.addr.to_string()])
+        .args(args)
+        .args(["-q", "-o"])
+        .arg(run)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
 }
 
 fn fault(doc: &Value, key: &str) -> u64 {
@@ -81,20 +109,7 @@ fn loopback_runs_in_both_protocols_record_the_full_round_trip() {
                 "--report-half",
             ],
         );
-        let schema: Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/schemas/run.schema.json"
-            ))
-            .unwrap(),
-        )
-        .unwrap();
-        let errors: Vec<String> = jsonschema::validator_for(&schema)
-            .unwrap()
-            .iter_errors(&doc)
-            .map(|e| format!("{e} at {}", e.instance_path))
-            .collect();
-        assert!(errors.is_empty(), "{errors:#?}");
+        common::assert_valid(&common::validator("run.schema.json"), &doc);
         assert_eq!(doc["probe"], "net");
         assert_eq!(doc["load"], "closed-loop");
         assert_eq!(doc["parameters"]["proto"], proto);
@@ -157,22 +172,8 @@ fn a_responder_dropping_every_tenth_message_is_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
     for (proto, flag) in [("udp", "--udp"), ("tcp", "--max-conns=8")] {
         let server = Responder::start(&[flag, "--drop-every", "10"]);
-        let addr = server.addr.to_string();
-        let doc = net_run(
-            dir.path(),
-            &format!("drop-{proto}.json"),
-            &[
-                "--connect",
-                &addr,
-                "--proto",
-                proto,
-                "--runtime",
-                "1s",
-                "--timeout",
-                "200ms",
-                "-q",
-            ],
-        );
+        let name = format!("drop-{proto}.json");
+        let doc = run_against(dir.path(), &name, &server, proto, "200ms", &[]);
         assert_accounted(&doc);
         let sent = fault(&doc, "sent");
         // The responder also counted the unrecorded warm-up message (its 1st).
@@ -201,24 +202,8 @@ fn a_responder_dropping_every_tenth_message_is_counted_exactly() {
 fn in_rate_mode_a_lost_message_is_recorded_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let server = Responder::start(&["--udp", "--drop-every", "5"]);
-    let addr = server.addr.to_string();
-    let doc = net_run(
-        dir.path(),
-        "rate-drop.json",
-        &[
-            "--connect",
-            &addr,
-            "--proto",
-            "udp",
-            "--rate",
-            "200/s",
-            "--runtime",
-            "1s",
-            "--timeout",
-            "30ms",
-            "-q",
-        ],
-    );
+    let rate = ["--rate", "200/s"];
+    let doc = run_against(dir.path(), "rate-drop.json", &server, "udp", "30ms", &rate);
     assert_eq!(doc["load"], "open-loop");
     assert_accounted(&doc);
     let lost = fault(&doc, "lost");
@@ -241,22 +226,7 @@ fn in_rate_mode_a_lost_message_is_recorded_at_the_timeout() {
 fn duplicated_and_wrongly_numbered_replies_are_counted() {
     let dir = tempfile::tempdir().unwrap();
     let server = Responder::start(&["--udp", "--dup-every", "4", "--wrong-seq-every", "7"]);
-    let addr = server.addr.to_string();
-    let doc = net_run(
-        dir.path(),
-        "faults.json",
-        &[
-            "--connect",
-            &addr,
-            "--proto",
-            "udp",
-            "--runtime",
-            "1s",
-            "--timeout",
-            "200ms",
-            "-q",
-        ],
-    );
+    let doc = run_against(dir.path(), "faults.json", &server, "udp", "200ms", &[]);
     assert_accounted(&doc);
     let sent = fault(&doc, "sent");
     let n = sent + 1; // the responder's count includes the warm-up
@@ -279,27 +249,16 @@ fn a_frozen_responder_shows_as_the_backlog_in_rate_mode() {
     let dir = tempfile::tempdir().unwrap();
     let server = Responder::start(&[]);
     let run = dir.path().join("frozen.json");
-    let mut client = StdCommand::new(assert_cmd::cargo::cargo_bin("cauda"))
-        .args([
-            "net",
-            "--connect",
-            &server.addr.to_string(),
-            "--rate",
-            "1000/s",
-            "--runtime",
-            "2s",
-            "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut client = net_client(
+        &server,
+        &["--rate", "1000/s", "--runtime", "2s"],
+        &run,
+        Stdio::null(),
+    );
     std::thread::sleep(Duration::from_millis(700));
-    server.signal("-STOP");
+    common::signal(server.child.id(), "-STOP");
     std::thread::sleep(Duration::from_millis(300));
-    server.signal("-CONT");
+    common::signal(server.child.id(), "-CONT");
     assert!(client.wait().unwrap().success());
     let doc = read_json(&run);
     assert_accounted(&doc);
@@ -376,21 +335,7 @@ fn a_responder_that_dies_mid_run_fails_the_run_and_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Responder::start(&[]);
     let run = dir.path().join("partial.json");
-    let client = StdCommand::new(assert_cmd::cargo::cargo_bin("cauda"))
-        .args([
-            "net",
-            "--connect",
-            &server.addr.to_string(),
-            "--runtime",
-            "20s",
-            "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let client = net_client(&server, &["--runtime", "20s"], &run, Stdio::piped());
     std::thread::sleep(Duration::from_millis(800));
     server.child.kill().unwrap();
     let _ = server.child.wait();

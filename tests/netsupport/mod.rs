@@ -42,16 +42,6 @@ impl Responder {
         self.child.id().to_string()
     }
 
-    pub fn signal(&self, signal: &str) {
-        assert!(
-            StdCommand::new("kill")
-                .args([signal, &self.pid()])
-                .status()
-                .unwrap()
-                .success()
-        );
-    }
-
     pub fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         status
