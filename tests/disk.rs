@@ -6,6 +6,7 @@ mod common;
 
 use std::path::Path;
 
+use assert_cmd::Command;
 use cauda::model::disk::EngineKind;
 use cauda::probe::disk::engine::{Dir, Engine, Op};
 use cauda::probe::disk::measure::{Job, JobStats, SeriesMap};
@@ -13,7 +14,7 @@ use cauda::probe::disk::target::{self, OpenRequest, TargetSpec};
 use cauda::probe::disk::workload::{Distribution, Rw, Workload, WorkloadSpec};
 use cauda::probe::disk::{AnyEngine, make_engine};
 use cauda::record::{Arrivals, FakeClock, Schedule, StopFlag};
-use common::{cauda, refused};
+use common::{cauda, read_json, refused, saved_run};
 use serde_json::Value;
 
 fn request(path: &Path, writes: bool) -> OpenRequest {
@@ -30,23 +31,18 @@ fn request(path: &Path, writes: bool) -> OpenRequest {
     }
 }
 
-fn run_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+/// `cauda disk --file FILE`, to which a test adds the rest.
+fn disk(file: &Path) -> Command {
+    let mut c = cauda();
+    c.args(["disk", "--file"]).arg(file);
+    c
 }
 
 /// `cauda disk --file DIR/FILE ARGS -q -o DIR/FILE.json`, which must
 /// succeed; its run file.
 fn disk_run(dir: &Path, file: &str, args: &[&str]) -> Value {
     let out = dir.join(format!("{file}.json"));
-    cauda()
-        .args(["disk", "--file"])
-        .arg(dir.join(file))
-        .args(args)
-        .args(["-q", "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    run_json(&out)
+    saved_run(disk(&dir.join(file)).args(args).arg("-q"), &out)
 }
 
 /// Writes distinct random blocks with one engine, reads them back with the
@@ -140,9 +136,7 @@ fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("v.dat");
     let run = |engine: &str, rw: &str, out: &str| {
-        cauda()
-            .args(["disk", "--file"])
-            .arg(&file)
+        disk(&file)
             .args([
                 "--size", "256k", "--rw", rw, "--engine", engine, "--verify", "42",
             ])
@@ -153,7 +147,7 @@ fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
     // Sequential writes cover all 64 blocks many times over in 300 ms.
     run("psync", "write", "w.json").success();
     run("io_uring", "randread", "r1.json").success();
-    let r1 = run_json(&dir.path().join("r1.json"));
+    let r1 = read_json(&dir.path().join("r1.json"));
     assert!(r1["disk"]["ios"]["read"].as_u64().unwrap() > 64);
     assert_eq!(r1["faults"], serde_json::json!({}));
     // Another tool rewrites one block: the mark stays, the check fails.
@@ -167,7 +161,7 @@ fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
     run("io_uring", "read", "r2.json")
         .code(1)
         .stderr(predicates::str::contains("did not hold the pattern"));
-    let r2 = run_json(&dir.path().join("r2.json"));
+    let r2 = read_json(&dir.path().join("r2.json"));
     assert!(r2["faults"]["read verify-mismatch"].as_u64().unwrap() >= 1);
     // Writes are still allowed: the file is still cauda's.
     run("io_uring", "randwrite", "w2.json").success();
@@ -175,16 +169,13 @@ fn verify_mode_reads_back_the_bytes_written_and_catches_a_change() {
     // same bytes: a sequential pass rewrites every block, then reads check.
     for (rw, batch) in [("write", "1"), ("randread", "1"), ("randread", "4")] {
         let out = dir.path().join(format!("deep-{rw}-{batch}.json"));
-        cauda()
-            .args(["disk", "--file"])
-            .arg(&file)
-            .args(["--size", "256k", "--rw", rw, "--engine", "io_uring"])
-            .args(["--verify", "42", "--iodepth", "8", "--submit-batch", batch])
-            .args(["--runtime", "300ms", "-q", "-o"])
-            .arg(&out)
-            .assert()
-            .success();
-        let run = run_json(&out);
+        let run = saved_run(
+            disk(&file)
+                .args(["--size", "256k", "--rw", rw, "--engine", "io_uring"])
+                .args(["--verify", "42", "--iodepth", "8", "--submit-batch", batch])
+                .args(["--runtime", "300ms", "-q"]),
+            &out,
+        );
         assert_eq!(run["faults"], serde_json::json!({}), "{rw} batch {batch}");
         assert!(
             run["disk"]["ios"][if rw == "write" { "write" } else { "read" }]
@@ -289,17 +280,7 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
         ],
     );
     assert_eq!(run["probe"], "disk");
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schemas/run.schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&run).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    common::assert_valid(&common::validator("run.schema.json"), &run);
     assert_eq!(run["load"], "closed-loop");
     let tags: Vec<&str> = run["series"]
         .as_array()
@@ -404,24 +385,11 @@ fn slat_and_clat_split_each_latency_exactly() {
 #[test]
 fn rate_mode_labels_latency_and_service() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run.json");
-    cauda()
-        .args(["disk", "--file"])
-        .arg(dir.path().join("r.dat"))
-        .args([
-            "--size",
-            "4M",
-            "--rate",
-            "500/s",
-            "--runtime",
-            "1s",
-            "-q",
-            "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let run = run_json(&out);
+    let run = disk_run(
+        dir.path(),
+        "r.dat",
+        &["--size", "4M", "--rate", "500/s", "--runtime", "1s"],
+    );
     assert_eq!(run["load"], "open-loop");
     let series = run["series"].as_array().unwrap();
     assert_eq!(series[0]["tag"], "read");
@@ -437,49 +405,38 @@ fn bad_input_is_refused_with_what_to_change() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("b.dat");
     let f = f.to_str().unwrap();
-    refused(
-        &["disk", "--file", f, "--size", "1M", "--bs", "1000"],
-        "--bs 1000: O_DIRECT needs a multiple",
-    );
-    refused(
-        &["disk", "--file", f, "--size", "2k", "--bs", "4k"],
-        "smaller than --bs",
-    );
-    refused(
-        &["disk", "--file", f, "--mix", "70"],
-        "--mix sets the share of reads of --rw randrw",
-    );
-    refused(
-        &["disk", "--file", f, "--rw", "randrw", "--mix", "101"],
-        "101",
-    );
-    refused(
-        &["disk", "--file", f, "--fsync", "4"],
-        "--fsync needs a workload that writes",
-    );
-    refused(
-        &["disk", "--file", f, "--engine", "psync", "--iodepth", "8"],
-        "--engine psync runs one I/O at a time",
-    );
-    refused(
-        &["disk", "--file", f, "--rate", "100/s", "--slat-clat"],
-        "cannot be used with",
-    );
-    refused(
-        &["disk", "--file", f, "--iodepth", "4", "--submit-batch", "8"],
-        "--submit-batch 8 is above --iodepth 4",
-    );
-    refused(
-        &["disk", "--file", f, "--device", "/dev/null"],
-        "cannot be used with",
-    );
+    for (args, needle) in [
+        (
+            &["--size", "1M", "--bs", "1000"][..],
+            "--bs 1000: O_DIRECT needs a multiple",
+        ),
+        (&["--size", "2k", "--bs", "4k"], "smaller than --bs"),
+        (
+            &["--mix", "70"],
+            "--mix sets the share of reads of --rw randrw",
+        ),
+        (&["--rw", "randrw", "--mix", "101"], "101"),
+        (&["--fsync", "4"], "--fsync needs a workload that writes"),
+        (
+            &["--engine", "psync", "--iodepth", "8"],
+            "--engine psync runs one I/O at a time",
+        ),
+        (&["--rate", "100/s", "--slat-clat"], "cannot be used with"),
+        (
+            &["--iodepth", "4", "--submit-batch", "8"],
+            "--submit-batch 8 is above --iodepth 4",
+        ),
+        (&["--device", "/dev/null"], "cannot be used with"),
+        (&["--random", "zipf:1"], "zipf:THETA"),
+    ] {
+        refused(&[&["disk", "--file", f][..], args].concat(), needle);
+    }
     refused(
         &["disk", "--device", "/dev/cauda-no-such-disk"],
         "does not exist",
     );
     refused(&["disk", "--device", f, "--size", "1M"], "does not exist");
     refused(&["disk", "--device", "/dev/null"], "not a block device");
-    refused(&["disk", "--file", f, "--random", "zipf:1"], "zipf:THETA");
     assert!(
         !Path::new(f).exists(),
         "nothing was created by refused runs"
@@ -490,7 +447,7 @@ fn bad_input_is_refused_with_what_to_change() {
 fn ctrl_c_saves_the_run_with_its_disk_figures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cauda"))
+    let mut child = common::cauda_process()
         .args(["disk", "--file"])
         .arg(dir.path().join("c.dat"))
         .args(["--size", "4M", "--runtime", "60s", "-q", "-o"])
@@ -508,13 +465,10 @@ fn ctrl_c_saves_the_run_with_its_disk_figures() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(800));
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    common::signal(child.id(), "-INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    let run = run_json(&out);
+    let run = read_json(&out);
     assert_eq!(run["interrupted"], true);
     assert!(run["duration_ns"].as_u64().unwrap() < 30_000_000_000);
     let reads = run["disk"]["ios"]["read"].as_u64().unwrap();
