@@ -11,14 +11,9 @@ mod common;
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command as Process;
 
-use common::{cauda, refused};
-use serde_json::Value;
-
-fn run_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
+use common::loopdev::Loop;
+use common::{as_nobody, cauda, copy_for_nobody, has_setpriv, is_root, read_json, refused, sh};
 
 #[test]
 fn writes_to_a_file_cauda_did_not_create_need_force() {
@@ -57,7 +52,7 @@ fn writes_to_a_file_cauda_did_not_create_need_force() {
 #[test]
 fn a_filesystem_refusing_o_direct_suggests_buffered_and_one_without_xattrs_uses_the_registry() {
     // ramfs refuses O_DIRECT (tmpfs accepts it since Linux 6.6).
-    if sh("id", &["-u"]).ok().as_deref() != Some("0") {
+    if !is_root() {
         eprintln!("skipped: mounting ramfs needs root");
         return;
     }
@@ -111,7 +106,7 @@ fn a_filesystem_refusing_o_direct_suggests_buffered_and_one_without_xattrs_uses_
     );
     assert!(!state.exists(), "and never registered");
     disk(&["--buffered"]).success();
-    let run = run_json(&out);
+    let run = read_json(&out);
     assert_eq!(run["disk"]["mark"], "registry");
     assert_eq!(run["disk"]["direct"], false);
     let registry = std::fs::read_to_string(state.join("cauda/own-files")).unwrap();
@@ -131,93 +126,6 @@ fn a_filesystem_refusing_o_direct_suggests_buffered_and_one_without_xattrs_uses_
         .assert()
         .code(2)
         .stderr(predicates::str::contains("cauda did not create it"));
-}
-
-/// A loop device over a temp file, optionally with ext4 and mounted;
-/// detached (and unmounted) on drop.
-struct Loop {
-    dev: String,
-    mount: Option<PathBuf>,
-    dir: tempfile::TempDir,
-}
-
-fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
-    let out = Process::new(cmd)
-        .args(args)
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "{cmd} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-impl Loop {
-    /// `None` (with the reason printed) where root or the tools are missing.
-    fn new(size_mb: u64, ext4: bool) -> Option<Loop> {
-        if sh("id", &["-u"]).ok().as_deref() != Some("0") {
-            eprintln!("skipped: needs root for loop devices");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let backing = dir.path().join("backing.img");
-        std::fs::File::create(&backing)
-            .unwrap()
-            .set_len(size_mb << 20)
-            .unwrap();
-        if ext4 && let Err(e) = sh("mkfs.ext4", &["-q", "-F", backing.to_str().unwrap()]) {
-            eprintln!("skipped: {e}");
-            return None;
-        }
-        match sh("losetup", &["-f", "--show", backing.to_str().unwrap()]) {
-            Ok(dev) => Some(Loop {
-                dev,
-                mount: None,
-                dir,
-            }),
-            Err(e) => {
-                eprintln!("skipped: no loop device ({e})");
-                None
-            }
-        }
-    }
-
-    fn backing(&self) -> Vec<u8> {
-        std::fs::read(self.dir.path().join("backing.img")).unwrap()
-    }
-
-    fn mount(&mut self, options: &str) -> PathBuf {
-        let at = self.dir.path().join("mnt");
-        std::fs::create_dir_all(&at).unwrap();
-        sh("mount", &["-o", options, &self.dev, at.to_str().unwrap()]).unwrap();
-        self.mount = Some(at.clone());
-        at
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        if let Some(at) = &self.mount {
-            // The kernel drops an exited process's io_uring file references
-            // asynchronously, so the mount can be busy for a moment.
-            let at = at.to_str().unwrap();
-            let mut tries = 0;
-            while let Err(e) = sh("umount", &[at]) {
-                tries += 1;
-                if tries == 50 {
-                    eprintln!("cleanup: {e}; detaching lazily");
-                    let _ = sh("umount", &["-l", at]);
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-        }
-        let _ = sh("losetup", &["-d", &self.dev]);
-    }
 }
 
 fn disk_on(dev: &str, rw: &str, extra: &[&str], out: &Path) -> assert_cmd::assert::Assert {
@@ -263,7 +171,7 @@ fn a_blank_device_may_be_written_and_a_mounted_one_not() {
     };
     let out = blank.dir.path().join("o.json");
     disk_on(&blank.dev, "randwrite", &["--iodepth", "8"], &out).success();
-    let run = run_json(&out);
+    let run = read_json(&out);
     assert_eq!(run["disk"]["is_device"], true);
     assert!(run["disk"]["ios"]["write"].as_u64().unwrap() > 0);
     assert_eq!(run["disk"]["logical_block"], 512);
@@ -325,7 +233,7 @@ fn read_only_and_full_filesystems() {
         .code(1)
         .stderr(predicates::str::contains("the disk is full (ENOSPC)"))
         .stderr(predicates::str::contains("saved in"));
-    let run = run_json(&out);
+    let run = read_json(&out);
     assert!(run["faults"]["write ENOSPC"].as_u64().unwrap() >= 1);
     assert!(
         run["disk"]["ios"]["write"].as_u64().unwrap() >= 5,
@@ -343,17 +251,15 @@ fn no_permission_is_bad_input_naming_the_target() {
     let Some(lo) = Loop::new(8, false) else {
         return;
     };
-    if sh("setpriv", &["--version"]).is_err() {
+    if !has_setpriv() {
         eprintln!("skipped: setpriv is missing to drop privileges");
         return;
     }
     // A copy of the binary nobody may run, and a directory nobody may write.
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("cauda");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("cauda"), &copy).unwrap();
+    let copy = copy_for_nobody(dir.path());
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     let private = dir.path().join("private.dat");
     std::fs::write(&private, vec![0u8; 1 << 20]).unwrap();
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -362,10 +268,7 @@ fn no_permission_is_bad_input_naming_the_target() {
         ["--device", lo.dev.as_str()],
         ["--file", private.to_str().unwrap()],
     ] {
-        let output = Process::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .args(["--inh-caps=-all", "--bounding-set=-all"])
-            .arg(&copy)
+        let output = as_nobody(&copy)
             .args([
                 "disk",
                 target[0],

@@ -11,7 +11,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use common::cauda;
+use common::loopdev::Loop;
+use common::{as_nobody, cauda, copy_for_nobody, has_setpriv, is_root};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -20,13 +21,6 @@ static HOST: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     HOST.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
 fn can_tune_here(test: &str) -> bool {
@@ -93,42 +87,6 @@ impl Drop for Restore {
     }
 }
 
-/// A loop device over an 8 MiB file, detached on drop.
-struct Loop {
-    device: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn new() -> Option<Loop> {
-        let dir = tempfile::tempdir().unwrap();
-        let image = dir.path().join("disk.img");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(8 << 20)
-            .unwrap();
-        let out = StdCommand::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&image)
-            .output()
-            .ok()?;
-        let device = String::from_utf8(out.stdout).ok()?.trim().to_string();
-        out.status.success().then_some(Loop { device, _dir: dir })
-    }
-
-    fn name(&self) -> &str {
-        self.device.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("losetup")
-            .args(["-d", &self.device])
-            .status();
-    }
-}
-
 fn warn(id: &str, path: &str, value: &str) -> Value {
     let current = word(&std::fs::read_to_string(path).unwrap());
     json!({"id": id, "read": path, "current": current, "recommended": value, "status": "warn",
@@ -164,7 +122,7 @@ fn real_safe_subset_applies_and_rolls_back_byte_for_byte() {
     if !can_tune_here("real_safe_subset") {
         return;
     }
-    let Some(disk) = Loop::new() else {
+    let Some(disk) = Loop::new(8, false) else {
         eprintln!("skipped real_safe_subset: losetup could not create a loop device");
         return;
     };
@@ -329,34 +287,19 @@ fn a_read_only_sysfs_is_reported_and_nothing_changes() {
 #[test]
 fn apply_needs_root_but_the_dry_run_does_not() {
     let _serial = one_at_a_time();
-    if !is_root()
-        || StdCommand::new("setpriv")
-            .arg("--version")
-            .output()
-            .is_err()
-    {
+    if !is_root() || !has_setpriv() {
         eprintln!("skipped needs_root: needs root and setpriv to drop to nobody");
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let copy = work.path().join("cauda");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("cauda"), &copy).unwrap();
     let from = write_checks(
         work.path(),
         vec![warn("vm.swappiness", SWAPPINESS, &other_number(SWAPPINESS))],
     );
-    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let copy = copy_for_nobody(work.path());
     let guard = Restore::save(&[SWAPPINESS]);
     let run = |extra: &[&str]| {
-        StdCommand::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .args(["--bounding-set=-all"])
-            .arg(&copy)
+        as_nobody(&copy)
             .args(["host", "tune", "--profile", "latency", "--from"])
             .arg(&from)
             .args(extra)

@@ -2,6 +2,8 @@
 //! wrote, and the host capabilities a test may need.
 #![allow(dead_code)]
 
+pub mod loopdev;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output};
