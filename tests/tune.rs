@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use common::cauda;
+use assert_cmd::Command;
+use common::tuning::{apply, host_tune, rollback, tune_from, warn, write_checks};
+use common::{audit, cauda, cauda_process, copy_of_captured, json_stdout, put};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -38,12 +40,6 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     out
-}
-
-fn put(root: &Path, path: &str, text: &str) {
-    let p = root.join(path.trim_start_matches('/'));
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
 }
 
 /// A fake host: sysctls, THP choice files, a disk queue, GRUB, sysctl.d.
@@ -76,12 +72,6 @@ fn fake_root() -> tempfile::TempDir {
     dir
 }
 
-fn warn(id: &str, current: &str, path: &str, value: &str) -> Value {
-    json!({"id": id, "read": path, "current": current, "recommended": value,
-           "status": "warn", "why": format!("{id} works against latency"), "source": "test",
-           "fix": {"kind": "write", "path": path, "value": value}})
-}
-
 /// Hand-built checks for the fake root, as `cauda host audit --json` writes them.
 fn fake_checks() -> Value {
     json!({"schema": "cauda.audit/1", "profile": "latency", "checks": [
@@ -99,38 +89,64 @@ fn fake_checks() -> Value {
     ]})
 }
 
-fn write_checks(dir: &Path, checks: &Value) -> PathBuf {
-    let path = dir.join("audit.json");
-    std::fs::write(&path, serde_json::to_vec(checks).unwrap()).unwrap();
-    path
+/// The fake root, a work directory beside it and the hand-built checks
+/// written there: where most tests here start.
+struct Fake {
+    root: tempfile::TempDir,
+    work: tempfile::TempDir,
+    from: PathBuf,
 }
 
-fn tune(root: &Path, from: &Path) -> assert_cmd::Command {
-    let mut c = cauda();
-    c.args(["host", "tune", "--profile", "latency", "--root"])
-        .arg(root)
-        .arg("--from")
-        .arg(from);
+impl Fake {
+    fn new() -> Fake {
+        let work = tempfile::tempdir().unwrap();
+        let from = write_checks(work.path(), &fake_checks());
+        Fake {
+            root: fake_root(),
+            work,
+            from,
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// `NAME` in the work directory (a journal, a script).
+    fn file(&self, name: &str) -> PathBuf {
+        self.work.path().join(name)
+    }
+
+    /// A dry run of the hand-built checks on the fake root.
+    fn tune(&self) -> Command {
+        tune(self.root(), &self.from)
+    }
+
+    /// Applies the hand-built checks on the fake root, journalled to `journal`.
+    fn apply(&self, journal: &Path) -> Command {
+        let mut c = apply(&self.from, journal);
+        c.arg("--root").arg(self.root());
+        c
+    }
+}
+
+/// `cauda host tune --profile latency --root ROOT --from CHECKS`.
+fn tune(root: &Path, from: &Path) -> Command {
+    let mut c = tune_from(from);
+    c.arg("--root").arg(root);
     c
 }
 
-fn rollback(journal: &Path) -> assert_cmd::Command {
-    let mut c = cauda();
-    c.args(["host", "rollback", "--journal"]).arg(journal);
-    c
-}
-
+/// The text of `path` below the fake root.
 fn read(root: &Path, path: &str) -> String {
     std::fs::read_to_string(root.join(path.trim_start_matches('/'))).unwrap()
 }
 
 #[test]
 fn dry_run_prints_the_plan_and_changes_nothing() {
-    let root = fake_root();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let before = tree(root.path());
-    tune(root.path(), &from)
+    let fake = Fake::new();
+    let before = tree(fake.root());
+    fake.tune()
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -141,29 +157,22 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
         .stdout(predicate::str::contains(
             "GRUB_CMDLINE_LINUX=\"quiet intel_idle.max_cstate=1\"",
         ));
-    let out = tune(root.path(), &from).arg("--json").output().unwrap();
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = json_stdout(fake.tune().arg("--json").output().unwrap());
     assert_eq!(plan["schema"], "cauda.plan/1");
     assert_eq!(plan["changes"].as_array().unwrap().len(), 7);
     assert_eq!(plan["changes"][6]["reboot"], true);
-    assert_eq!(tree(root.path()), before, "a dry run wrote something");
+    assert_eq!(tree(fake.root()), before, "a dry run wrote something");
     assert!(
-        !root.path().join("var").exists(),
+        !fake.root().join("var").exists(),
         "a dry run made a journal"
     );
 }
 
 #[test]
 fn script_is_valid_shell_with_an_undo_per_change() {
-    let root = fake_root();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let script = work.path().join("tune.sh");
-    tune(root.path(), &from)
-        .arg("--script")
-        .arg(&script)
-        .assert()
-        .success();
+    let fake = Fake::new();
+    let script = fake.file("tune.sh");
+    fake.tune().arg("--script").arg(&script).assert().success();
     let text = std::fs::read_to_string(&script).unwrap();
     assert_eq!(text.matches("\n# undo: ").count(), 6, "{text}");
     let syntax = StdCommand::new("sh")
@@ -173,7 +182,7 @@ fn script_is_valid_shell_with_an_undo_per_change() {
         .unwrap();
     assert!(syntax.success(), "sh -n rejected the script:\n{text}");
     // An existing script is not overwritten without --force.
-    tune(root.path(), &from)
+    fake.tune()
         .arg("--script")
         .arg(&script)
         .assert()
@@ -183,18 +192,15 @@ fn script_is_valid_shell_with_an_undo_per_change() {
 
 #[test]
 fn apply_and_rollback_round_trip_byte_for_byte_on_a_fake_root() {
-    let root = fake_root();
-    let r = root.path();
+    let fake = Fake::new();
+    let r = fake.root();
     // An earlier sysctl.d file that sorts after ours would override it.
     put(r, "/etc/sysctl.d/99-sysctl.conf", "vm.swappiness = 60\n");
     put(r, "/proc/4242/comm", "irqbalance\n");
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let journal = work.path().join("tune.journal");
+    let journal = fake.file("tune.journal");
     let before = tree(r);
-    tune(r, &from)
-        .args(["--apply", "--persist", "--journal"])
-        .arg(&journal)
+    fake.apply(&journal)
+        .arg("--persist")
         .assert()
         .success()
         .stderr(predicate::str::contains(
@@ -242,17 +248,15 @@ fn apply_and_rollback_round_trip_byte_for_byte_on_a_fake_root() {
 
 #[test]
 fn kill_9_half_way_then_rollback_restores_everything() {
-    let root = fake_root();
-    let r = root.path();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let journal = work.path().join("tune.journal");
+    let fake = Fake::new();
+    let r = fake.root();
+    let journal = fake.file("tune.journal");
     let before = tree(r);
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("cauda"))
+    let mut child = cauda_process()
         .args(["host", "tune", "--profile", "latency", "--apply", "--root"])
         .arg(r)
         .arg("--from")
-        .arg(&from)
+        .arg(&fake.from)
         .arg("--journal")
         .arg(&journal)
         .env("CAUDA_TUNE_TEST_STALL_AFTER", "2")
@@ -274,9 +278,7 @@ fn kill_9_half_way_then_rollback_restores_everything() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // While it runs, a second apply or a rollback on the same host waits its turn.
-    tune(r, &from)
-        .args(["--apply", "--journal"])
-        .arg(work.path().join("second.journal"))
+    fake.apply(&fake.file("second.journal"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -326,16 +328,10 @@ fn kill_9_half_way_then_rollback_restores_everything() {
 
 #[test]
 fn a_corrupt_journal_is_refused_and_nothing_changes() {
-    let root = fake_root();
-    let r = root.path();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let journal = work.path().join("tune.journal");
-    tune(r, &from)
-        .args(["--apply", "--journal"])
-        .arg(&journal)
-        .assert()
-        .success();
+    let fake = Fake::new();
+    let r = fake.root();
+    let journal = fake.file("tune.journal");
+    fake.apply(&journal).assert().success();
     let applied = tree(r);
     let text = std::fs::read_to_string(&journal).unwrap();
     // Change the recorded old swappiness (line 2): the checksum no longer matches.
@@ -352,9 +348,7 @@ fn a_corrupt_journal_is_refused_and_nothing_changes() {
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), damaged);
     // An existing journal that was not rolled back is never replaced.
     std::fs::write(&journal, &text).unwrap();
-    tune(r, &from)
-        .args(["--apply", "--journal"])
-        .arg(&journal)
+    fake.apply(&journal)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("has not been rolled back"));
@@ -362,17 +356,11 @@ fn a_corrupt_journal_is_refused_and_nothing_changes() {
 
 #[test]
 fn a_journal_from_another_host_needs_force() {
-    let root = fake_root();
-    let r = root.path();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let journal = work.path().join("tune.journal");
+    let fake = Fake::new();
+    let r = fake.root();
+    let journal = fake.file("tune.journal");
     let before = tree(r);
-    tune(r, &from)
-        .args(["--apply", "--journal"])
-        .arg(&journal)
-        .assert()
-        .success();
+    fake.apply(&journal).assert().success();
     put(r, "/proc/sys/kernel/hostname", "otherbox\n");
     let applied = tree(r);
     rollback(&journal)
@@ -388,55 +376,46 @@ fn a_journal_from_another_host_needs_force() {
 
 #[test]
 fn unknown_profile_id_and_misplaced_flags_are_refused() {
-    let root = fake_root();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
+    let fake = Fake::new();
     cauda()
         .args(["host", "tune", "--profile", "fastest", "--root"])
-        .arg(root.path())
+        .arg(fake.root())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("latency, throughput, balanced"));
-    tune(root.path(), &from)
+    fake.tune()
         .args(["--only", "vm.swapiness"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no such check id"))
         .stderr(predicate::str::contains("vm.swappiness"));
-    tune(root.path(), &from)
+    fake.tune()
         .args(["--only", "vm.*", "--json"])
         .assert()
         .success()
         .stdout(predicate::str::contains("vm.dirty_ratio"))
         .stdout(predicate::str::contains("mm.thp").not());
-    tune(root.path(), &from)
+    fake.tune()
         .arg("--persist")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--apply"));
-    cauda()
-        .args([
-            "host",
-            "tune",
-            "--profile",
-            "latency",
-            "--root",
-            "/nonexistent-root",
-        ])
+    host_tune()
+        .args(["--root", "/nonexistent-root"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--root /nonexistent-root"));
     let foreign = write_checks(
-        work.path(),
+        fake.work.path(),
         &json!([warn("evil", "x", "/etc/passwd", "root::0:0:")]),
     );
-    tune(root.path(), &foreign)
+    tune(fake.root(), &foreign)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("only kernel settings"));
-    let junk = work.path().join("junk.json");
+    let junk = fake.file("junk.json");
     std::fs::write(&junk, "{\"checks\": 3}").unwrap();
-    tune(root.path(), &junk)
+    tune(fake.root(), &junk)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("list of checks"));
@@ -444,24 +423,20 @@ fn unknown_profile_id_and_misplaced_flags_are_refused() {
 
 #[test]
 fn a_foreign_persist_file_is_not_replaced_without_force() {
-    let root = fake_root();
-    let r = root.path();
+    let fake = Fake::new();
+    let r = fake.root();
     put(r, "/etc/sysctl.d/90-cauda-tune.conf", "vm.swappiness = 1\n");
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let journal = work.path().join("j");
+    let journal = fake.file("j");
     let before = tree(r);
-    tune(r, &from)
-        .args(["--apply", "--persist", "--journal"])
-        .arg(&journal)
+    fake.apply(&journal)
+        .arg("--persist")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("was not written by cauda"));
     assert_eq!(tree(r), before);
     assert!(!journal.exists());
-    tune(r, &from)
-        .args(["--apply", "--persist", "--force", "--journal"])
-        .arg(&journal)
+    fake.apply(&journal)
+        .args(["--persist", "--force"])
         .assert()
         .success();
     rollback(&journal).assert().success();
@@ -470,24 +445,15 @@ fn a_foreign_persist_file_is_not_replaced_without_force() {
 
 #[test]
 fn the_plan_matches_its_schema() {
-    let root = fake_root();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schemas/plan.schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let fake = Fake::new();
+    let validator = common::validator("plan.schema.json");
     for only in ["*", "vm.*", "cmdline.*"] {
-        let out = tune(root.path(), &from)
-            .args(["--json", "--only", only])
-            .output()
-            .unwrap();
-        let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let plan = json_stdout(
+            fake.tune()
+                .args(["--json", "--only", only])
+                .output()
+                .unwrap(),
+        );
         let errors: Vec<String> = validator
             .iter_errors(&plan)
             .map(|e| e.to_string())
@@ -495,9 +461,8 @@ fn the_plan_matches_its_schema() {
         assert!(errors.is_empty(), "--only {only}: {errors:?}");
     }
     // Without a GRUB file the boot advice names no file.
-    std::fs::remove_file(root.path().join("etc/default/grub")).unwrap();
-    let out = tune(root.path(), &from).arg("--json").output().unwrap();
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    std::fs::remove_file(fake.root().join("etc/default/grub")).unwrap();
+    let plan = json_stdout(fake.tune().arg("--json").output().unwrap());
     assert!(validator.is_valid(&plan));
     assert_eq!(plan["boot"]["file"], Value::Null);
     assert_eq!(plan["boot"]["line"], "intel_idle.max_cstate=1");
@@ -507,14 +472,12 @@ fn the_plan_matches_its_schema() {
 /// kept exactly when the verdict (or --keep) says so.
 #[test]
 fn verify_measures_around_the_change_and_keeps_or_rolls_back() {
-    let root = fake_root();
-    let r = root.path();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
+    let fake = Fake::new();
+    let r = fake.root();
     let before = tree(r);
     for keep in [false, true] {
-        let journal = work.path().join(format!("verify-{keep}.journal"));
-        let mut command = tune(r, &from);
+        let journal = fake.file(&format!("verify-{keep}.journal"));
+        let mut command = fake.tune();
         command.args(["--only", "vm.swappiness", "--verify", "--journal"]);
         command.arg(&journal);
         if keep {
@@ -546,9 +509,9 @@ fn verify_measures_around_the_change_and_keeps_or_rolls_back() {
         assert_eq!(tree(r), before);
     }
     // The probe's own output flags belong to cauda.
-    tune(r, &from)
+    fake.tune()
         .args(["--verify", "--journal"])
-        .arg(work.path().join("x"))
+        .arg(fake.file("x"))
         .args(["--", "timer", "-o", "mine.json"])
         .assert()
         .code(2)
@@ -561,24 +524,10 @@ fn verify_measures_around_the_change_and_keeps_or_rolls_back() {
 /// rolled back byte for byte.
 #[test]
 fn the_live_audit_drives_the_plan_on_a_captured_tree() {
-    let copy = tempfile::tempdir().unwrap();
-    let captured = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/host/vm-6.18");
-    let status = StdCommand::new("cp")
-        .arg("-a")
-        .arg(captured)
-        .arg(copy.path().join("root"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let r = &copy.path().join("root");
+    let copy = copy_of_captured();
+    let r = copy.path();
     let work = tempfile::tempdir().unwrap();
-    let audit = cauda()
-        .args(["host", "audit", "--json", "--profile", "latency", "--root"])
-        .arg(r)
-        .output()
-        .unwrap();
-    assert!(audit.status.success());
-    let audit: Value = serde_json::from_slice(&audit.stdout).unwrap();
+    let audit = audit(r, "latency");
     let mut fixable: Vec<String> = audit["checks"]
         .as_array()
         .unwrap()
@@ -590,12 +539,13 @@ fn the_live_audit_drives_the_plan_on_a_captured_tree() {
         !fixable.is_empty(),
         "the fake root raised no fixable warning"
     );
-    let out = cauda()
-        .args(["host", "tune", "--profile", "latency", "--json", "--root"])
-        .arg(r)
-        .output()
-        .unwrap();
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = json_stdout(
+        host_tune()
+            .args(["--json", "--root"])
+            .arg(r)
+            .output()
+            .unwrap(),
+    );
     let mut planned: Vec<String> = plan["changes"]
         .as_array()
         .unwrap()
@@ -608,8 +558,8 @@ fn the_live_audit_drives_the_plan_on_a_captured_tree() {
     assert_eq!(planned, fixable);
     let before = tree(r);
     let journal = work.path().join("j");
-    cauda()
-        .args(["host", "tune", "--profile", "latency", "--apply", "--root"])
+    host_tune()
+        .args(["--apply", "--root"])
         .arg(r)
         .arg("--journal")
         .arg(&journal)
@@ -617,12 +567,13 @@ fn the_live_audit_drives_the_plan_on_a_captured_tree() {
         .success();
     assert_ne!(tree(r), before);
     // The audit now finds nothing left to fix.
-    let again = cauda()
-        .args(["host", "tune", "--profile", "latency", "--json", "--root"])
-        .arg(r)
-        .output()
-        .unwrap();
-    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    let again = json_stdout(
+        host_tune()
+            .args(["--json", "--root"])
+            .arg(r)
+            .output()
+            .unwrap(),
+    );
     assert!(
         again["changes"]
             .as_array()
@@ -639,20 +590,11 @@ fn the_live_audit_drives_the_plan_on_a_captured_tree() {
 /// them and removes only what survives (the persisted files).
 #[test]
 fn after_a_reboot_only_persisted_files_are_rolled_back() {
-    let root = fake_root();
-    let r = root.path();
-    let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), &fake_checks());
-    let journal = work.path().join("j");
-    tune(r, &from)
-        .args([
-            "--apply",
-            "--persist",
-            "--only",
-            "vm.swappiness",
-            "--journal",
-        ])
-        .arg(&journal)
+    let fake = Fake::new();
+    let r = fake.root();
+    let journal = fake.file("j");
+    fake.apply(&journal)
+        .args(["--persist", "--only", "vm.swappiness"])
         .assert()
         .success();
     put(r, "/proc/sys/kernel/random/boot_id", "after-reboot\n");

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
 use common::loopdev::Loop;
-use common::{as_nobody, cauda, copy_for_nobody, has_setpriv, is_root};
+use common::tuning::{self, apply, rollback, write_checks};
+use common::{as_nobody, cauda, copy_for_nobody, has_setpriv, is_root, put};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -87,10 +88,14 @@ impl Drop for Restore {
     }
 }
 
+/// A warning to set `path` to `value`, with its current value on this machine.
 fn warn(id: &str, path: &str, value: &str) -> Value {
-    let current = word(&std::fs::read_to_string(path).unwrap());
-    json!({"id": id, "read": path, "current": current, "recommended": value, "status": "warn",
-           "why": "test", "source": "test", "fix": {"kind": "write", "path": path, "value": value}})
+    tuning::warn(
+        id,
+        &word(&std::fs::read_to_string(path).unwrap()),
+        path,
+        value,
+    )
 }
 
 /// A different valid number than the file holds now.
@@ -101,14 +106,6 @@ fn other_number(path: &str) -> String {
         .parse()
         .unwrap();
     (if n >= 50 { n - 1 } else { n + 1 }).to_string()
-}
-
-fn write_checks(dir: &Path, checks: Vec<Value>) -> PathBuf {
-    let path = dir.join("checks.json");
-    std::fs::write(&path, serde_json::to_vec(&checks).unwrap()).unwrap();
-    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
-    path
 }
 
 const SWAPPINESS: &str = "/proc/sys/vm/swappiness";
@@ -164,18 +161,14 @@ fn real_safe_subset_applies_and_rolls_back_byte_for_byte() {
         (scheduler.as_str(), sched_target.clone()),
     ];
     let work = tempfile::tempdir().unwrap();
-    let checks = targets
+    let checks: Value = targets
         .iter()
         .enumerate()
         .map(|(i, (path, value))| warn(&format!("real.{i}"), path, value))
         .collect();
-    let from = write_checks(work.path(), checks);
+    let from = write_checks(work.path(), &checks);
     let journal = work.path().join("real.journal");
-    cauda()
-        .args(["host", "tune", "--profile", "latency", "--apply", "--from"])
-        .arg(&from)
-        .arg("--journal")
-        .arg(&journal)
+    apply(&from, &journal)
         .assert()
         .success()
         .stderr(predicate::str::contains("applied 5 setting(s)"));
@@ -187,9 +180,7 @@ fn real_safe_subset_applies_and_rolls_back_byte_for_byte() {
         );
     }
     assert_eq!(guard.differing().len(), 5, "{:?}", guard.differing());
-    cauda()
-        .args(["host", "rollback", "--journal"])
-        .arg(&journal)
+    rollback(&journal)
         .assert()
         .success()
         .stderr(predicate::str::contains(
@@ -212,17 +203,13 @@ fn a_value_the_kernel_rejects_rolls_back_what_was_applied() {
     let work = tempfile::tempdir().unwrap();
     let from = write_checks(
         work.path(),
-        vec![
+        &json!([
             warn("vm.swappiness", SWAPPINESS, &other_number(SWAPPINESS)),
             warn("vm.dirty_background_ratio", DIRTY_BG, "999"),
-        ],
+        ]),
     );
     let journal = work.path().join("j");
-    cauda()
-        .args(["host", "tune", "--profile", "latency", "--apply", "--from"])
-        .arg(&from)
-        .arg("--journal")
-        .arg(&journal)
+    apply(&from, &journal)
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
@@ -231,9 +218,7 @@ fn a_value_the_kernel_rejects_rolls_back_what_was_applied() {
         .stderr(predicate::str::contains("rolled back 1 change(s)"));
     assert!(guard.differing().is_empty(), "{:?}", guard.differing());
     // The journal says it was rolled back; rolling back again changes nothing.
-    cauda()
-        .args(["host", "rollback", "--journal"])
-        .arg(&journal)
+    rollback(&journal)
         .assert()
         .success()
         .stderr(predicate::str::contains("already rolled back"));
@@ -247,15 +232,12 @@ fn a_read_only_sysfs_is_reported_and_nothing_changes() {
     }
     let root = tempfile::tempdir().unwrap();
     let r = root.path().canonicalize().unwrap();
-    let file = r.join("sys/kernel/mm/transparent_hugepage/enabled");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, "always [madvise] never\n").unwrap();
+    put(&r, THP, "always [madvise] never\n");
     let work = tempfile::tempdir().unwrap();
-    let checks = json!([{"id": "mm.thp.enabled", "read": "x", "current": "madvise",
-        "recommended": "never", "status": "warn", "why": "t", "source": "t",
-        "fix": {"kind": "write", "path": "/sys/kernel/mm/transparent_hugepage/enabled", "value": "never"}}]);
-    let from = work.path().join("c.json");
-    std::fs::write(&from, checks.to_string()).unwrap();
+    let from = write_checks(
+        work.path(),
+        &json!([tuning::warn("mm.thp.enabled", "madvise", THP, "never")]),
+    );
     let bin = assert_cmd::cargo::cargo_bin("cauda");
     // A private mount namespace: the read-only bind mount is seen by cauda only.
     let script = format!(
@@ -279,7 +261,7 @@ fn a_read_only_sysfs_is_reported_and_nothing_changes() {
     assert!(stderr.contains("read-only file system"), "{stderr}");
     assert!(stderr.contains("run cauda on the host"), "{stderr}");
     assert_eq!(
-        std::fs::read_to_string(&file).unwrap(),
+        std::fs::read_to_string(r.join(THP.trim_start_matches('/'))).unwrap(),
         "always [madvise] never\n"
     );
 }
@@ -294,7 +276,7 @@ fn apply_needs_root_but_the_dry_run_does_not() {
     let work = tempfile::tempdir().unwrap();
     let from = write_checks(
         work.path(),
-        vec![warn("vm.swappiness", SWAPPINESS, &other_number(SWAPPINESS))],
+        &json!([warn("vm.swappiness", SWAPPINESS, &other_number(SWAPPINESS))]),
     );
     let copy = copy_for_nobody(work.path());
     let guard = Restore::save(&[SWAPPINESS]);
@@ -378,19 +360,11 @@ fn a_setting_the_kernel_resets_as_a_side_effect_is_restored_too() {
     std::fs::write(BYTES, "268435456").unwrap();
     assert_eq!(std::fs::read_to_string(DIRTY).unwrap(), "0\n");
     let work = tempfile::tempdir().unwrap();
-    let from = write_checks(work.path(), vec![warn("vm.dirty_ratio", DIRTY, "10")]);
+    let from = write_checks(work.path(), &json!([warn("vm.dirty_ratio", DIRTY, "10")]));
     let journal = work.path().join("j");
-    cauda()
-        .args(["host", "tune", "--profile", "latency", "--apply", "--from"])
-        .arg(&from)
-        .arg("--journal")
-        .arg(&journal)
-        .assert()
-        .success();
+    apply(&from, &journal).assert().success();
     assert_eq!(std::fs::read_to_string(BYTES).unwrap(), "0\n");
-    cauda()
-        .args(["host", "rollback", "--journal"])
-        .arg(&journal)
+    rollback(&journal)
         .assert()
         .success()
         .stderr(predicate::str::contains("rolled back 2 change(s)"));

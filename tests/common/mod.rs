@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod loopdev;
+pub mod tuning;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
