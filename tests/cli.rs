@@ -8,7 +8,7 @@ use predicates::prelude::*;
 mod common;
 use common::{
     analyze_json, as_nobody, cauda, cauda_process, copy_for_nobody, has_setpriv, is_root,
-    read_json, refused, saved_run, summaries,
+    read_json, recorded, refused, saved_run, series_tags, summaries,
 };
 
 #[test]
@@ -50,7 +50,7 @@ fn a_short_timer_run_round_trips_through_analyze() {
         "{} intervals",
         intervals.len()
     );
-    let count: u64 = intervals.iter().map(|i| i["count"].as_u64().unwrap()).sum();
+    let count = recorded(series);
     // A 1 ms period for 1.5 s: 1,499 intended wake-ups before the end.
     assert_eq!(count, 1_499, "every period is recorded");
     let max = intervals
@@ -127,26 +127,14 @@ fn idle_sweep_gives_one_series_per_length() {
         ]),
         &dir.path().join("sweep.json"),
     );
-    let tags: Vec<&str> = doc["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["tag"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        tags,
+        series_tags(&doc),
         ["idle=50us", "idle=1ms", "self"],
         "the control thread is last"
     );
     assert_eq!(doc["load"], "closed-loop");
     for series in doc["series"].as_array().unwrap() {
-        let count: u64 = series["intervals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["count"].as_u64().unwrap())
-            .sum();
-        assert!(count > 0, "{}", series["tag"]);
+        assert!(recorded(series) > 0, "{}", series["tag"]);
     }
 }
 

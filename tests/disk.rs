@@ -282,14 +282,11 @@ fn a_real_short_run_analyses_and_matches_its_counts() {
     assert_eq!(run["probe"], "disk");
     common::assert_valid(&common::validator("run.schema.json"), &run);
     assert_eq!(run["load"], "closed-loop");
-    let tags: Vec<&str> = run["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["tag"].as_str().unwrap())
-        .collect();
     // Every run also carries cauda's own control thread, last.
-    assert_eq!(tags, ["read", "write", "fsync", "self"]);
+    assert_eq!(
+        common::series_tags(&run),
+        ["read", "write", "fsync", "self"]
+    );
     let disk = &run["disk"];
     assert_eq!(disk["engine"], "io_uring");
     let summaries = common::summaries(&dir.path().join("a.dat.json"), &[]);

@@ -8,7 +8,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{
-    analyze_json, audit, captured, cauda, copy_of_captured, json_stdout, put, refused, saved_run,
+    analyze_json, audit, captured, cauda, copy_of_captured, json_stdout, put, recorded, refused,
+    saved_run, series_tags,
 };
 use serde_json::Value;
 
@@ -422,25 +423,14 @@ fn a_run_carries_the_audit_counters_and_its_self_series() {
     );
     let checks = doc["host"]["checks"].as_array().unwrap();
     assert!(checks.iter().any(|c| c["id"] == "vm.swappiness"));
-    let tags: Vec<&str> = doc["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["tag"].as_str().unwrap())
-        .collect();
-    assert_eq!(tags, ["wakeup", "self"]);
+    assert_eq!(series_tags(&doc), ["wakeup", "self"]);
     let grid = interval_grid(&doc["series"][0]["intervals"]);
     let self_grid = interval_grid(&doc["series"][1]["intervals"]);
     assert_eq!(
         grid, self_grid,
         "the self series shares the run's intervals"
     );
-    let self_count: u64 = doc["series"][1]["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["count"].as_u64().unwrap())
-        .sum();
+    let self_count = recorded(&doc["series"][1]);
     assert!(self_count > 100, "1 ms sleeps for 2.5 s: {self_count}");
 
     let counters = &doc["host_counters"];
@@ -524,21 +514,14 @@ fn hiccup_runs_one_pinned_thread_per_cpu() {
         .stdout(predicates::str::contains(format!("cpu{} —", cpus[0])));
     let doc = common::read_json(&run);
     assert_eq!(doc["probe"], "hiccup");
-    let tags: Vec<String> = doc["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["tag"].as_str().unwrap().to_string())
-        .collect();
     let expected: Vec<String> = cpus.iter().take(2).map(|c| format!("cpu{c}")).collect();
-    assert_eq!(tags, expected, "no second control thread beside the probe");
+    assert_eq!(
+        series_tags(&doc),
+        expected,
+        "no second control thread beside the probe"
+    );
     for s in doc["series"].as_array().unwrap() {
-        let count: u64 = s["intervals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["count"].as_u64().unwrap())
-            .sum();
+        let count = recorded(s);
         assert!(
             (200..=1_500).contains(&count),
             "{}: {count} wake-ups of ≥1 ms in 1.5 s",

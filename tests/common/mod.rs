@@ -129,6 +129,26 @@ pub fn series<'a>(all: &'a [(String, Value)], tag: &str) -> &'a Value {
         .1
 }
 
+/// The tags of a run file's series, in order.
+pub fn series_tags(run: &Value) -> Vec<&str> {
+    run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tag"].as_str().unwrap())
+        .collect()
+}
+
+/// How many values a run file's series recorded: its intervals' counts.
+pub fn recorded(series: &Value) -> u64 {
+    series["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["count"].as_u64().unwrap())
+        .sum()
+}
+
 /// A validator for `schemas/NAME`, which may refer to the run schema.
 pub fn validator(name: &str) -> jsonschema::Validator {
     let schema = |name: &str| -> Value {
