@@ -289,37 +289,22 @@ fn refused_connections_and_busy_ports_say_what_to_do() {
         .port();
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("never.json");
-    cauda()
-        .args([
-            "net",
-            "--connect",
-            &format!("127.0.0.1:{port}"),
-            "--runtime",
-            "1s",
-            "-o",
-        ])
-        .arg(&run)
-        .assert()
-        .code(1)
+    let addr = format!("127.0.0.1:{port}");
+    // A 1 s run against that port, which must fail.
+    let unanswered = |args: &[&str]| {
+        cauda()
+            .args(["net", "--connect", &addr, "--runtime", "1s"])
+            .args(args)
+            .arg("-o")
+            .arg(&run)
+            .assert()
+            .code(1)
+    };
+    unanswered(&[])
         .stderr(predicate::str::contains("refused").and(predicate::str::contains("cauda serve")));
     assert!(!run.exists(), "nothing measured, nothing written");
     // UDP: no reply to the first message.
-    cauda()
-        .args([
-            "net",
-            "--proto",
-            "udp",
-            "--connect",
-            &format!("127.0.0.1:{port}"),
-            "--timeout",
-            "100ms",
-            "--runtime",
-            "1s",
-            "-o",
-        ])
-        .arg(&run)
-        .assert()
-        .code(1)
+    unanswered(&["--proto", "udp", "--timeout", "100ms"])
         .stderr(predicate::str::contains("cauda serve").and(predicate::str::contains("--udp")));
 
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
