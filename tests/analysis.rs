@@ -14,22 +14,11 @@ fn json(args: &[&str]) -> Value {
     common::json_stdout(cauda().args(args).output().unwrap())
 }
 
+/// A quiet timer run of `runtime` in 100 ms intervals saved as DIR/NAME; its path.
 fn timer_run(dir: &std::path::Path, name: &str, runtime: &str) -> String {
-    let path = dir.join(name).display().to_string();
-    cauda()
-        .args([
-            "timer",
-            "--runtime",
-            runtime,
-            "--interval-length",
-            "100ms",
-            "-q",
-            "-o",
-            &path,
-        ])
-        .assert()
-        .success();
-    path
+    let path = dir.join(name);
+    common::timer_run(&path, &["--runtime", runtime, "--interval-length", "100ms"]);
+    path.display().to_string()
 }
 
 #[test]
@@ -247,20 +236,16 @@ fn bad_analysis_options_exit_2_with_what_is_allowed() {
     );
 
     let run = dir.path().join("sweep.json");
-    cauda()
-        .args([
-            "timer",
+    common::timer_run(
+        &run,
+        &[
             "--idle-sweep",
             "--idle-lengths",
             "50us,100us",
             "--runtime",
             "200ms",
-            "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .assert()
-        .success();
+        ],
+    );
     let other = timer_run(dir.path(), "t.json", "200ms");
     refused(
         &["compare", run.to_str().unwrap(), &other],

@@ -8,7 +8,7 @@ use predicates::prelude::*;
 mod common;
 use common::{
     analyze_json, as_nobody, cauda, cauda_process, copy_for_nobody, has_setpriv, is_root,
-    read_json, recorded, refused, saved_run, series_tags, summaries,
+    read_json, recorded, refused, series_tags, summaries, timer_run,
 };
 
 #[test]
@@ -115,17 +115,15 @@ fn ctrl_c_saves_every_interval_and_exits_130() {
 #[test]
 fn idle_sweep_gives_one_series_per_length() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = saved_run(
-        cauda().args([
-            "timer",
+    let doc = timer_run(
+        &dir.path().join("sweep.json"),
+        &[
             "--idle-sweep",
             "--idle-lengths",
             "50us,1ms",
             "--runtime",
             "400ms",
-            "-q",
-        ]),
-        &dir.path().join("sweep.json"),
+        ],
     );
     assert_eq!(
         series_tags(&doc),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::{
     analyze_json, audit, captured, cauda, copy_of_captured, json_stdout, put, recorded, refused,
-    saved_run, series_tags,
+    series_tags, timer_run,
 };
 use serde_json::Value;
 
@@ -410,17 +410,7 @@ fn the_live_audit_prints_a_table() {
 fn a_run_carries_the_audit_counters_and_its_self_series() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.json");
-    let doc = saved_run(
-        cauda().args([
-            "timer",
-            "--runtime",
-            "2500ms",
-            "--interval-length",
-            "500ms",
-            "-q",
-        ]),
-        &run,
-    );
+    let doc = timer_run(&run, &["--runtime", "2500ms", "--interval-length", "500ms"]);
     let checks = doc["host"]["checks"].as_array().unwrap();
     assert!(checks.iter().any(|c| c["id"] == "vm.swappiness"));
     assert_eq!(series_tags(&doc), ["wakeup", "self"]);

@@ -65,21 +65,18 @@ fn hlogs(dir: &Path) -> Vec<(PathBuf, &'static str)> {
         .success();
     // And one streamed by a live run.
     let streamed = dir.join("timer.hlog");
-    cauda()
-        .args([
-            "timer",
+    let hlog = streamed.to_str().unwrap();
+    common::timer_run(
+        &dir.join("timer.json"),
+        &[
             "--runtime",
             "1500ms",
             "--interval-length",
             "500ms",
-            "-q",
-            "-o",
-        ])
-        .arg(dir.join("timer.json"))
-        .arg("--hlog")
-        .arg(&streamed)
-        .assert()
-        .success();
+            "--hlog",
+            hlog,
+        ],
+    );
     vec![(converted, "rtt"), (streamed, "wakeup")]
 }
 

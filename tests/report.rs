@@ -156,21 +156,17 @@ fn hover_data_keeps_every_interval_max_of_a_real_run() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.json");
     // 3,000 intervals of 1 ms: more than the chart has pixel buckets.
-    cauda()
-        .args([
-            "timer",
+    common::timer_run(
+        &run,
+        &[
             "--runtime",
             "3s",
             "--interval",
             "200us",
             "--interval-length",
             "1ms",
-            "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .assert()
-        .success();
+        ],
+    );
     let page = report(dir.path(), &[run.as_os_str()]);
     let start = page.find("class=\"hover-data\">").unwrap() + "class=\"hover-data\">".len();
     let end = page[start..].find("</script>").unwrap() + start;

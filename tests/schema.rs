@@ -2,23 +2,13 @@
 //! a real run file and a real `analyze --json` output.
 
 mod common;
-use common::{analyze_json, assert_valid, cauda, json_stdout, saved_run, validator};
+use common::{analyze_json, assert_valid, cauda, json_stdout, timer_run, validator};
 
 #[test]
 fn real_outputs_match_their_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.json");
-    let doc = saved_run(
-        cauda().args([
-            "timer",
-            "--runtime",
-            "1200ms",
-            "--arrivals",
-            "poisson",
-            "-q",
-        ]),
-        &run,
-    );
+    let doc = timer_run(&run, &["--runtime", "1200ms", "--arrivals", "poisson"]);
     assert_valid(&validator("run.schema.json"), &doc);
 
     let numbers = dir.path().join("n.txt");

@@ -69,6 +69,11 @@ pub fn saved_run(command: &mut Command, out: &Path) -> Value {
     read_json(out)
 }
 
+/// `cauda timer ARGS -q -o OUT`, which must succeed: the run file.
+pub fn timer_run(out: &Path, args: &[&str]) -> Value {
+    saved_run(cauda().arg("timer").args(args).arg("-q"), out)
+}
+
 /// The JSON a finished command printed on stdout; panics with its stderr
 /// when it failed.
 pub fn json_stdout(out: Output) -> Value {
