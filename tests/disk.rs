@@ -10,7 +10,7 @@ use assert_cmd::Command;
 use cauda::model::disk::EngineKind;
 use cauda::probe::disk::engine::{Dir, Engine, Op};
 use cauda::probe::disk::measure::{Job, JobStats, SeriesMap};
-use cauda::probe::disk::target::{self, OpenRequest, TargetSpec};
+use cauda::probe::disk::target::{self, OpenRequest, Target, TargetSpec};
 use cauda::probe::disk::workload::{Distribution, Rw, Workload, WorkloadSpec};
 use cauda::probe::disk::{AnyEngine, make_engine};
 use cauda::record::{Arrivals, FakeClock, Schedule, StopFlag};
@@ -45,6 +45,55 @@ fn disk_run(dir: &Path, file: &str, args: &[&str]) -> Value {
     saved_run(disk(&dir.join(file)).args(args).arg("-q"), &out)
 }
 
+/// An engine of `kind` on `target` with 4 KiB buffers, `depth` deep
+/// (psync runs one I/O at a time), seeded with `seed`.
+fn open_engine(kind: EngineKind, target: &Target, depth: usize, seed: u64) -> AnyEngine {
+    let depth = if kind == EngineKind::Psync { 1 } else { depth };
+    make_engine(kind, target, depth, 4096, seed).unwrap()
+}
+
+/// A uniform `rw` workload with `read_pct` % reads over the first
+/// `region_len` bytes in 4 KiB blocks, seeded with `seed`.
+fn uniform_workload(rw: Rw, read_pct: u8, region_len: u64, seed: u64) -> Workload {
+    let spec = WorkloadSpec {
+        rw,
+        read_pct,
+        distribution: Distribution::Uniform,
+        region_start: 0,
+        region_len,
+        block: 4096,
+        fsync_every: 0,
+    };
+    Workload::new(&spec, 0, 1, seed)
+}
+
+/// What one job recorded: (time, series, value) triples.
+type Values = Vec<(u64, usize, u64)>;
+
+/// Runs one job of `engine` over `workload` into `series` through `run`
+/// (its open or closed loop); what it recorded and its counts.
+fn run_job(
+    engine: &mut AnyEngine,
+    mut workload: Workload,
+    series: SeriesMap,
+    run: impl FnOnce(&mut Job<'_, AnyEngine, Values>),
+) -> (Values, JobStats) {
+    let mut values = Values::new();
+    let mut stats = JobStats::default();
+    let stop = StopFlag::new();
+    run(&mut Job {
+        engine,
+        workload: &mut workload,
+        sink: &mut values,
+        series,
+        stats: &mut stats,
+        verify: None,
+        submit_batch: 1,
+        stop: &stop,
+    });
+    (values, stats)
+}
+
 /// Writes distinct random blocks with one engine, reads them back with the
 /// other, and compares every byte.
 fn write_then_read(writer: EngineKind, reader: EngineKind) {
@@ -52,31 +101,8 @@ fn write_then_read(writer: EngineKind, reader: EngineKind) {
     let path = dir.path().join("t.dat");
     let target = target::open(&request(&path, true)).unwrap();
     assert!(target.created);
-    let depth = 4;
-    let mut w = make_engine(
-        writer,
-        &target,
-        if writer == EngineKind::Psync {
-            1
-        } else {
-            depth
-        },
-        4096,
-        11,
-    )
-    .unwrap();
-    let mut r = make_engine(
-        reader,
-        &target,
-        if reader == EngineKind::Psync {
-            1
-        } else {
-            depth
-        },
-        4096,
-        99,
-    )
-    .unwrap();
+    let mut w = open_engine(writer, &target, 4, 11);
+    let mut r = open_engine(reader, &target, 4, 99);
     let offsets: Vec<u64> = (0..32).map(|i| ((i * 37) % 256) * 4096).collect();
     let mut written = Vec::new();
     let mut done = Vec::new();
@@ -191,37 +217,17 @@ fn an_open_loop_stall_shows_as_its_backlog() {
     // for 500 ms at t = 0.5 s (as SIGSTOP would).
     let dir = tempfile::tempdir().unwrap();
     let t = target::open(&request(&dir.path().join("s.dat"), false)).unwrap();
-    let mut engine = make_engine(EngineKind::Psync, &t, 1, 4096, 1).unwrap();
-    let spec = WorkloadSpec {
-        rw: Rw::Randread,
-        read_pct: 100,
-        distribution: Distribution::Uniform,
-        region_start: 0,
-        region_len: t.region_len,
-        block: 4096,
-        fsync_every: 0,
-    };
-    let mut workload = Workload::new(&spec, 0, 1, 3);
+    let mut engine = open_engine(EngineKind::Psync, &t, 1, 1);
+    let workload = uniform_workload(Rw::Randread, 100, t.region_len, 3);
     let clock = FakeClock::new(0, 20_000);
     clock.stall_at(500_000_000, 500_000_000);
-    let mut values: Vec<(u64, usize, u64)> = Vec::new();
-    let mut stats = JobStats::default();
-    let stop = StopFlag::new();
     let mut map = SeriesMap::default();
     map.latency[0] = Some(0);
     map.service[0] = Some(1);
-    let mut job = Job {
-        engine: &mut engine,
-        workload: &mut workload,
-        sink: &mut values,
-        series: map,
-        stats: &mut stats,
-        verify: None,
-        submit_batch: 1,
-        stop: &stop,
-    };
-    let mut schedule = Schedule::new(0, 1_000_000.0, Arrivals::Uniform, 1);
-    job.open_loop(&clock, &mut schedule, 2_000_000_000).unwrap();
+    let (values, stats) = run_job(&mut engine, workload, map, |job| {
+        let mut schedule = Schedule::new(0, 1_000_000.0, Arrivals::Uniform, 1);
+        job.open_loop(&clock, &mut schedule, 2_000_000_000).unwrap();
+    });
 
     let latency: Vec<u64> = values.iter().filter(|v| v.1 == 0).map(|v| v.2).collect();
     let service: Vec<u64> = values.iter().filter(|v| v.1 == 1).map(|v| v.2).collect();
@@ -490,38 +496,16 @@ fn failed_and_short_ios_are_counted_by_errno_never_timed() {
             .unwrap()
             .set_len(t.region_len / 2)
             .unwrap();
-        let depth = if kind == EngineKind::Psync { 1 } else { 4 };
-        let mut engine = make_engine(kind, &t, depth, 4096, 1).unwrap();
-        let spec = WorkloadSpec {
-            rw: Rw::Randrw,
-            read_pct: 50,
-            distribution: Distribution::Uniform,
-            region_start: 0,
-            region_len: t.region_len,
-            block: 4096,
-            fsync_every: 0,
-        };
-        let mut workload = Workload::new(&spec, 0, 1, 9);
-        let mut values: Vec<(u64, usize, u64)> = Vec::new();
-        let mut stats = JobStats::default();
-        let stop = StopFlag::new();
+        let mut engine = open_engine(kind, &t, 4, 1);
+        let workload = uniform_workload(Rw::Randrw, 50, t.region_len, 9);
         let mut map = SeriesMap::default();
         map.latency[0] = Some(0);
         map.latency[1] = Some(1);
         let clock = cauda::record::MonotonicClock;
         let end = cauda::record::Clock::now(&clock) + 200_000_000;
-        Job {
-            engine: &mut engine,
-            workload: &mut workload,
-            sink: &mut values,
-            series: map,
-            stats: &mut stats,
-            verify: None,
-            submit_batch: 1,
-            stop: &stop,
-        }
-        .closed_loop(&clock, end)
-        .unwrap();
+        let (values, stats) = run_job(&mut engine, workload, map, |job| {
+            job.closed_loop(&clock, end).unwrap();
+        });
         let failed_writes = stats.faults["write EBADF"];
         let short_reads = stats.faults["read short"];
         assert!(
