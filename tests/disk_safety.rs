@@ -13,7 +13,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use common::loopdev::Loop;
-use common::{as_nobody, cauda, copy_for_nobody, has_setpriv, is_root, read_json, refused, sh};
+use common::{
+    as_nobody, cauda, copy_for_nobody, has_setpriv, is_root, read_json, refused, sh, unmount,
+};
 
 #[test]
 fn writes_to_a_file_cauda_did_not_create_need_force() {
@@ -63,7 +65,7 @@ fn a_filesystem_refusing_o_direct_suggests_buffered_and_one_without_xattrs_uses_
     struct Unmount(PathBuf);
     impl Drop for Unmount {
         fn drop(&mut self) {
-            let _ = sh("umount", &[self.0.to_str().unwrap()]);
+            unmount(&self.0);
         }
     }
     let _guard = Unmount(at.clone());

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{is_root, sh};
+use super::{is_root, sh, unmount};
 
 /// A loop device over a temp file, optionally with ext4 and mounted;
 /// detached (and unmounted) on drop, also when an assertion fails.
@@ -67,19 +67,7 @@ impl Loop {
 impl Drop for Loop {
     fn drop(&mut self) {
         if let Some(at) = &self.mount {
-            // The kernel drops an exited process's io_uring file references
-            // asynchronously, so the mount can be busy for a moment.
-            let at = at.to_str().unwrap();
-            let mut tries = 0;
-            while let Err(e) = sh("umount", &[at]) {
-                tries += 1;
-                if tries == 50 {
-                    eprintln!("cleanup: {e}; detaching lazily");
-                    let _ = sh("umount", &["-l", at]);
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
+            unmount(at);
         }
         let _ = sh("losetup", &["-d", &self.dev]);
     }

@@ -205,6 +205,23 @@ pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// Unmounts what a test mounted at `at`. The kernel drops an exited
+/// process's io_uring file references asynchronously, so the mount can be
+/// busy for a moment: tries for 5 s, then detaches it lazily.
+pub fn unmount(at: &Path) {
+    let at = at.to_str().unwrap();
+    let mut tries = 0;
+    while let Err(e) = sh("umount", &[at]) {
+        tries += 1;
+        if tries == 50 {
+            eprintln!("cleanup: {e}; detaching lazily");
+            let _ = sh("umount", &["-l", at]);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// Whether the tests run as root (the effective uid, read from /proc).
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
