@@ -450,6 +450,7 @@ fn bad_input_is_refused_with_what_to_change() {
 fn ctrl_c_saves_the_run_with_its_disk_figures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
+    let watch = common::inotify::Watch::new(dir.path());
     let mut child = common::cauda_process()
         .args(["disk", "--file"])
         .arg(dir.path().join("c.dat"))
@@ -471,6 +472,8 @@ fn ctrl_c_saves_the_run_with_its_disk_figures() {
     common::signal(child.id(), "-INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
+    // Written once, with the disk section: one rename onto it, none in place.
+    assert_eq!(watch.writes_of("run.json"), (1, 0));
     let run = read_json(&out);
     assert_eq!(run["interrupted"], true);
     assert!(run["duration_ns"].as_u64().unwrap() < 30_000_000_000);

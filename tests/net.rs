@@ -320,6 +320,7 @@ fn a_responder_that_dies_mid_run_fails_the_run_and_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Responder::start(&[]);
     let run = dir.path().join("partial.json");
+    let watch = common::inotify::Watch::new(dir.path());
     let client = net_client(&server, &["--runtime", "20s"], &run, Stdio::piped());
     std::thread::sleep(Duration::from_millis(800));
     server.child.kill().unwrap();
@@ -329,6 +330,8 @@ fn a_responder_that_dies_mid_run_fails_the_run_and_keeps_what_was_measured() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("closed the connection"), "{stderr}");
     assert!(stderr.contains("saved in"), "{stderr}");
+    // Written once, with the accounting: one rename onto it, none in place.
+    assert_eq!(watch.writes_of("partial.json"), (1, 0));
     let doc = read_json(&run);
     assert!(fault(&doc, "answered") > 0);
     assert_eq!(
