@@ -216,6 +216,7 @@ fn read_only_and_full_filesystems() {
         .unwrap()
         .set_len(64 << 20)
         .unwrap();
+    let watch = common::inotify::Watch::new(lo.dir.path());
     cauda()
         .args(["disk", "--file"])
         .arg(&sparse)
@@ -235,6 +236,8 @@ fn read_only_and_full_filesystems() {
         .code(1)
         .stderr(predicates::str::contains("the disk is full (ENOSPC)"))
         .stderr(predicates::str::contains("saved in"));
+    // A run stopped by a full disk is written once, with its section.
+    assert_eq!(watch.writes_of("o.json"), (1, 0));
     let run = read_json(&out);
     assert!(run["faults"]["write ENOSPC"].as_u64().unwrap() >= 1);
     assert!(

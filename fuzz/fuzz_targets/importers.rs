@@ -3,7 +3,8 @@
 //! error — never panic.
 #![no_main]
 
-use cauda::formats::{self, Format, ReadOptions};
+use cauda::formats::{self, ReadOptions};
+use cauda::model::Format;
 use cauda::units::TimeUnit;
 use libfuzzer_sys::fuzz_target;
 

@@ -9,7 +9,7 @@
 //! We work in quantiles and print percentiles, as HdrHistogram_rust advises.
 
 use crate::record::LatencyHistogram;
-use crate::record::rank::values_at_ranks;
+use crate::record::rank::{rank_of, values_at_ranks};
 use crate::units::Decimal;
 
 /// A percentile as the user wrote it, kept exact.
@@ -78,9 +78,7 @@ impl Percentile {
 
     /// The 1-based rank ⌈q·n⌉ of this percentile among `n` values, at least 1.
     pub fn rank(&self, n: u64) -> u64 {
-        let product = n as u128 * self.numerator;
-        let rank = product.div_ceil(self.denominator);
-        (rank as u64).clamp(1, n.max(1))
+        rank_of(n, self.numerator, self.denominator)
     }
 }
 

@@ -1,5 +1,6 @@
-//! The host: what it is set to (snapshot, audit), what it does during a
-//! run (counters), and the vocabulary shared with tuning.
+//! The host: reading what it is set to (snapshot, audit) and what it does
+//! during a run (counters) into the model's types (`crate::model::host`,
+//! `crate::model::check`), and the mechanisms of tuning it (`tune`).
 
 pub mod audit;
 pub mod counters;

@@ -1,5 +1,6 @@
-//! The host snapshot stored in every run: the static conditions that shape
-//! a latency distribution. A value the host does not expose (a container,
+//! Capturing the host snapshot stored in every run
+//! ([`crate::model::HostSnapshot`]): the static conditions that shape a
+//! latency distribution. A value the host does not expose (a container,
 //! another kernel) is `null`, never an error.
 //!
 //! Reads go through a root directory (`/` normally) so tests can point at a

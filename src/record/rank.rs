@@ -1,6 +1,7 @@
-//! The rank rule: which value stands for the k-th smallest of n values
-//! recorded in a histogram. One rule for every reader (the model's digest,
-//! the analysis, the exporters), below all of them.
+//! The rank rule: which rank a quantile falls on ([`rank_of`], ⌈q·n⌉) and
+//! which value stands for the k-th smallest of n values recorded in a
+//! histogram. One rule for every reader (the model's digest, the analysis,
+//! the exporters), below all of them.
 //!
 //! Rank 1 is the exact min and rank n the exact max; any other rank is the
 //! value of the bucket holding it — its top by default (HdrHistogram's
@@ -93,8 +94,15 @@ pub fn reported_at_rank(rank: u64, bucket: Option<u64>, stats: &ExactStats) -> u
     }
 }
 
-/// The ranks an interval's p50 and p99 are read at: the ⌈qn⌉-th smallest
-/// of its `n` values.
+/// The rank of the q-th quantile of `n` values, q = `numerator /
+/// denominator`: the ⌈q·n⌉-th smallest, in exact integer arithmetic (99.9 %
+/// of 1,000 is rank 999, not 998.99…), kept within 1..=n.
+pub fn rank_of(n: u64, numerator: u128, denominator: u128) -> u64 {
+    let rank = (u128::from(n) * numerator).div_ceil(denominator);
+    (rank as u64).clamp(1, n.max(1))
+}
+
+/// The ranks an interval's p50 and p99 are read at.
 pub fn point_ranks(n: u64) -> [u64; 2] {
-    [n.div_ceil(2), (u128::from(n) * 99).div_ceil(100) as u64]
+    [rank_of(n, 1, 2), rank_of(n, 99, 100)]
 }

@@ -6,8 +6,7 @@
 //! - [`mod@serve`]: the responder (a thread per TCP connection or one epoll
 //!   loop; one UDP thread), with limits;
 //! - [`client`]: the measuring loop, one connection per probe thread;
-//! - [`link`]: the client's socket: connect, send, receive by a deadline;
-//! - their command lines are `crate::cli::NetArgs` and `ServeArgs`.
+//! - [`link`]: the client's socket: connect, send, receive by a deadline.
 //!
 //! Message accounting (sent, answered, lost, in flight, duplicates, late
 //! and wrong-sequence replies) goes into the run file's `faults` map, all
