@@ -361,7 +361,7 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
         ExportFormat::Hlog => output::OwnKind::Hlog,
         ExportFormat::Csv | ExportFormat::Hgrm => output::OwnKind::Other,
     };
-    output::check_writable(&args.output, kind, args.force, "-o")?;
+    let checked = output::check_writable(&args.output, kind, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
     if args.to != ExportFormat::Json {
         export::require_distributions(&inputs)?;
@@ -372,19 +372,19 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
         ExportFormat::Csv => export::to_csv(&inputs)?,
         ExportFormat::Hgrm => export::to_hgrm(&inputs, args.hgrm_unit)?,
     };
-    output::write_atomic(&args.output, &bytes)?;
+    output::write_checked(&args.output, checked, &bytes)?;
     eprintln!("wrote {}", args.output.display());
     Ok(Outcome::Done)
 }
 
 fn merge(args: MergeArgs) -> Result<Outcome> {
-    output::check_writable(&args.output, output::OwnKind::RunFile, args.force, "-o")?;
+    let checked = output::check_writable(&args.output, output::OwnKind::RunFile, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
     formats::export::require_distributions(&inputs)?;
     let run = formats::merge::merge(&inputs, args.tag_by)?;
     let mut bytes = serde_json::to_vec(&run)?;
     bytes.push(b'\n');
-    output::write_atomic(&args.output, &bytes)?;
+    output::write_checked(&args.output, checked, &bytes)?;
     eprintln!(
         "merged {} input(s) into {} series: {}",
         inputs.len(),
@@ -395,7 +395,7 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
 }
 
 fn report_html(args: cli::ReportArgs) -> Result<Outcome> {
-    output::check_writable(&args.output, output::OwnKind::Other, args.force, "-o")?;
+    let checked = output::check_writable(&args.output, output::OwnKind::Other, args.force, "-o")?;
     if let Some(dir) = &args.svg {
         report::html::check_svg_dir(dir)?;
     }
@@ -414,7 +414,7 @@ fn report_html(args: cli::ReportArgs) -> Result<Outcome> {
         .map(|path| formats::load(path, &args.input.read_options()))
         .transpose()?;
     let built = report::html::build(&inputs, baseline.as_ref(), &options, args.svg.is_some())?;
-    output::write_atomic(&args.output, built.html.as_bytes())?;
+    output::write_checked(&args.output, checked, built.html.as_bytes())?;
     eprintln!("wrote {}", args.output.display());
     if let Some(dir) = &args.svg {
         let written = report::html::write_svgs(dir, &built.charts, args.force)?;

@@ -2,9 +2,19 @@
 //! measurement starts, refuses to overwrite files that are not cauda's
 //! without `--force`, and writes results atomically (temp file, fsync,
 //! rename) so a reader never sees half a run file.
+//!
+//! cauda often runs as root in shared directories, so a write never goes
+//! through a name someone else planted: the temporary file is created
+//! exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, a fresh name if one is
+//! taken); only a regular file is ever replaced, `--force` or not (a
+//! symbolic link, a device, a FIFO or a socket is refused); and the final
+//! rename replaces only what the check before the run allowed ([`Checked`]):
+//! a file that appeared at the path meanwhile is left alone
+//! (`RENAME_NOREPLACE`) and the result is saved beside it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -22,6 +32,42 @@ pub enum OwnKind {
     Hlog,
     /// Anything else (CSV, .hgrm): an existing file is never assumed ours.
     Other,
+}
+
+/// What was at an output path when it was checked: what writing it may
+/// replace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// Nothing: a file that appears there meanwhile is not replaced.
+    New,
+    /// This regular file (device and inode numbers), cauda's own or given
+    /// up with `--force`; nothing else is replaced.
+    Replaces {
+        /// `st_dev`.
+        dev: u64,
+        /// `st_ino`.
+        ino: u64,
+    },
+}
+
+/// What a path that is not a regular file is, for messages.
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// The first `n` bytes of a file, decompressed when it is gzip; empty when
@@ -55,27 +101,41 @@ fn is_cauda_hlog(path: &Path) -> bool {
 }
 
 /// Checks that `path` can be written: its directory exists and is
-/// writable, and an existing file there is cauda's own (or `force`).
-pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Result<()> {
+/// writable, nothing but a regular file is there, and an existing file is
+/// cauda's own (or `force`). Returns what writing it may replace.
+pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Result<Checked> {
     let shown = path.display();
-    if path.is_dir() {
-        return Err(input_error(format!(
-            "{flag} {shown}: is a directory; give a file name"
-        )));
-    }
-    if path.exists() && !force {
-        let ours = match kind {
-            OwnKind::RunFile => is_cauda_run_file(path),
-            OwnKind::Hlog => is_cauda_hlog(path),
-            OwnKind::Other => false,
-        };
-        if !ours {
+    let checked = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {
             return Err(input_error(format!(
-                "{flag} {shown}: the file exists and was not written by cauda; choose another \
-                 name, or pass --force to overwrite it"
+                "{flag} {shown}: is a directory; give a file name"
             )));
         }
-    }
+        Ok(meta) if !meta.is_file() => {
+            return Err(input_error(format!(
+                "{flag} {shown}: is {}; cauda writes only regular files, so choose another name",
+                kind_of(&meta)
+            )));
+        }
+        Ok(meta) => {
+            let ours = match kind {
+                OwnKind::RunFile => is_cauda_run_file(path),
+                OwnKind::Hlog => is_cauda_hlog(path),
+                OwnKind::Other => false,
+            };
+            if !ours && !force {
+                return Err(input_error(format!(
+                    "{flag} {shown}: the file exists and was not written by cauda; choose \
+                     another name, or pass --force to overwrite it"
+                )));
+            }
+            Checked::Replaces {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            }
+        }
+        Err(_) => Checked::New,
+    };
     let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(input_error(format!(
@@ -84,10 +144,15 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
         )));
     }
     let probe = dir.join(format!(".cauda-write-check-{}", std::process::id()));
-    match OpenOptions::new().write(true).create_new(true).open(&probe) {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&probe)
+    {
         Ok(_) => {
             let _ = fs::remove_file(&probe);
-            Ok(())
+            Ok(checked)
         }
         Err(e) => Err(input_error(format!(
             "{flag} {shown}: cannot write in {} ({e}); choose a writable directory",
@@ -103,34 +168,155 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temp file in the same directory,
-/// fsync, rename over the target, fsync the directory. A path ending in
-/// `.gz` is written gzip-compressed (every reader of cauda's takes gzip).
+/// Writes `bytes` to `path` atomically, replacing only what `checked`
+/// allows: a temp file in the same directory, fsync, rename, fsync the
+/// directory. A path ending in `.gz` is written gzip-compressed (every
+/// reader of cauda's takes gzip). When something else is at the path by
+/// now, it is left alone and the result is saved beside it (the error says
+/// where).
+pub fn write_checked(path: &Path, checked: Checked, bytes: &[u8]) -> Result<()> {
+    write_as(path, Some(checked), bytes)
+}
+
+/// [`write_checked`] for a path not checked before (cauda's own files in a
+/// directory it made, tuning's own files): replaces a regular file, never
+/// anything else.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_as(path, None, bytes)
+}
+
+fn write_as(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()> {
     if path.extension().is_some_and(|e| e == "gz") {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         encoder.write_all(bytes)?;
-        return write_plain(path, &encoder.finish()?);
+        return write_plain(path, checked, &encoder.finish()?);
     }
-    write_plain(path, bytes)
+    write_plain(path, checked, bytes)
 }
 
-fn write_plain(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Opens `path` to be written as a run goes on (the streamed `.hlog`),
+/// empty, if what is there is what `checked` allows: created exclusively
+/// when the path was free, else the same regular file, truncated.
+pub fn open_checked(path: &Path, checked: Checked) -> Result<File> {
+    let changed = || {
+        anyhow::anyhow!(
+            "{} changed since it was checked (another file or link is there now); it was left \
+             alone",
+            path.display()
+        )
+    };
+    match checked {
+        Checked::New => OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => changed(),
+                _ => anyhow::Error::new(e).context(format!("cannot create {}", path.display())),
+            }),
+        Checked::Replaces { dev, ino } => {
+            let file = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|_| changed())?;
+            let meta = file.metadata()?;
+            if !(meta.is_file() && meta.dev() == dev && meta.ino() == ino) {
+                return Err(changed());
+            }
+            file.set_len(0)
+                .with_context(|| format!("cannot truncate {}", path.display()))?;
+            Ok(file)
+        }
+    }
+}
+
+/// A new file next to `path`, named `.NAME.SUFFIX-PID[-N]`, created
+/// exclusively: never through a link or over a file someone put there.
+fn create_exclusive(path: &Path, suffix: &str) -> Result<(PathBuf, File)> {
     let dir = parent_dir(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "cauda".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let pid = std::process::id();
+    let mut last = None;
+    for n in 0..64 {
+        let tmp = match n {
+            0 => dir.join(format!(".{name}.{suffix}-{pid}")),
+            _ => dir.join(format!(".{name}.{suffix}-{pid}-{n}")),
+        };
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+        {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", tmp.display())),
+        }
+    }
+    Err(anyhow::anyhow!(
+        "cannot create a temporary file beside {}: 64 names are taken ({})",
+        path.display(),
+        last.map_or_else(String::new, |e| e.to_string())
+    ))
+}
+
+/// Puts `tmp` at `path` if what is there now is what `checked` allows
+/// (`None`: any regular file); `Ok(false)` when it is not, leaving both.
+fn place(tmp: &Path, path: &Path, checked: Option<Checked>) -> std::io::Result<bool> {
+    let now = match fs::symlink_metadata(path) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let replaceable = match (&now, checked) {
+        (None, _) => {
+            return match crate::sys::rename_noreplace(tmp, path) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(e),
+            };
+        }
+        (Some(meta), None) => meta.is_file(),
+        (Some(meta), Some(Checked::Replaces { dev, ino })) => {
+            meta.is_file() && meta.dev() == dev && meta.ino() == ino
+        }
+        (Some(_), Some(Checked::New)) => false,
+    };
+    if replaceable {
+        fs::rename(tmp, path)?;
+    }
+    Ok(replaceable)
+}
+
+fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()> {
+    let (tmp, mut file) = create_exclusive(path, "tmp")?;
     let result = (|| -> Result<()> {
-        let mut file =
-            File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         file.write_all(bytes)
             .and_then(|()| file.sync_all())
             .with_context(|| format!("cannot write {} (is the disk full?)", tmp.display()))?;
-        fs::rename(&tmp, path)
+        drop(file);
+        let placed = place(&tmp, path, checked)
             .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
-        if let Ok(d) = File::open(&dir) {
+        if !placed {
+            // Something that was not there when the path was checked (or is
+            // not a regular file): keep it, and the result beside it.
+            let (kept, _) = create_exclusive(path, "cauda-saved")?;
+            fs::rename(&tmp, &kept)?;
+            return Err(anyhow::anyhow!(
+                "{} changed since it was checked (another file or link is there now) and was \
+                 left alone; the result is saved in {}",
+                path.display(),
+                kept.display()
+            ));
+        }
+        if let Ok(d) = File::open(parent_dir(path)) {
             let _ = d.sync_all();
         }
         Ok(())
@@ -198,5 +384,97 @@ mod tests {
 
         let missing = dir.path().join("no/such/dir/run.json");
         assert!(check_writable(&missing, OwnKind::RunFile, false, "-o").is_err());
+    }
+
+    #[test]
+    fn a_link_planted_at_the_temporary_name_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let out = dir.path().join("out.json");
+        let planted = dir
+            .path()
+            .join(format!(".out.json.tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        write_atomic(&out, b"{}").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(fs::read_to_string(&out).unwrap(), "{}");
+        assert!(fs::symlink_metadata(&planted).unwrap().is_symlink());
+    }
+
+    #[test]
+    fn only_regular_files_are_ever_replaced_force_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        let fifo = dir.path().join("fifo.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        for (path, kind) in [
+            (link.as_path(), "a symbolic link"),
+            (dangling.as_path(), "a symbolic link"),
+            (fifo.as_path(), "a FIFO"),
+            (Path::new("/dev/null"), "a character device"),
+        ] {
+            for force in [false, true] {
+                let err = check_writable(path, OwnKind::RunFile, force, "-o").unwrap_err();
+                let text = err.to_string();
+                assert!(text.contains(kind), "{text}");
+                assert!(!text.contains("--force"), "{text}");
+            }
+        }
+        // Unchecked writes refuse them too, and keep the result beside.
+        let err = write_atomic(&link, b"{}").unwrap_err().to_string();
+        assert!(err.contains("left alone"), "{err}");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+    }
+
+    #[test]
+    fn what_appears_after_the_check_is_left_alone_and_the_result_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.json");
+        let checked = check_writable(&out, OwnKind::RunFile, false, "-o").unwrap();
+        assert_eq!(checked, Checked::New);
+        fs::write(&out, "someone else's").unwrap();
+        let err = write_checked(&out, checked, b"{\"schema\":\"cauda.run/1\"}")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(fs::read_to_string(&out).unwrap(), "someone else's");
+        let saved = err.rsplit("saved in ").next().unwrap();
+        assert_eq!(
+            fs::read_to_string(saved).unwrap(),
+            "{\"schema\":\"cauda.run/1\"}"
+        );
+        assert!(open_checked(&out, checked).is_err());
+
+        // A file checked as replaceable, swapped for a link meanwhile.
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let ours = dir.path().join("ours.json");
+        write_atomic(&ours, b"{\"schema\":\"cauda.run/1\"}").unwrap();
+        let checked = check_writable(&ours, OwnKind::RunFile, false, "-o").unwrap();
+        assert!(matches!(checked, Checked::Replaces { .. }));
+        fs::remove_file(&ours).unwrap();
+        std::os::unix::fs::symlink(&victim, &ours).unwrap();
+        assert!(write_checked(&ours, checked, b"{}").is_err());
+        assert!(open_checked(&ours, checked).is_err());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+
+        // The same file, unchanged, is replaced.
+        let again = dir.path().join("again.json");
+        write_atomic(&again, b"{\"schema\":\"cauda.run/1\"}").unwrap();
+        let checked = check_writable(&again, OwnKind::RunFile, false, "-o").unwrap();
+        write_checked(&again, checked, b"{\"schema\":\"cauda.run/1\",\"n\":2}").unwrap();
+        assert!(fs::read_to_string(&again).unwrap().contains("\"n\":2"));
     }
 }

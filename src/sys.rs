@@ -194,6 +194,41 @@ pub fn filesystem_space(path: &std::path::Path) -> io::Result<(u64, u64)> {
     Ok((stat.f_blocks as u64 * unit, stat.f_bavail as u64 * unit))
 }
 
+/// Renames `from` to `to` only if nothing is at `to` (`renameat2` with
+/// `RENAME_NOREPLACE`, or a hard link and an unlink on a filesystem
+/// without it): `AlreadyExists` if something is, and then nothing changed.
+pub fn rename_noreplace(from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &std::path::Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+    };
+    let (c_from, c_to) = (c(from)?, c(to)?);
+    // SAFETY: both strings are NUL-terminated and outlive the call; AT_FDCWD
+    // resolves them like rename(2).
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            c_from.as_ptr(),
+            libc::AT_FDCWD,
+            c_to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+            // link(2) never replaces: it fails with EEXIST.
+            std::fs::hard_link(from, to)?;
+            std::fs::remove_file(from)
+        }
+        _ => Err(err),
+    }
+}
+
 /// The calling thread's kernel id (`gettid`), to read its `/proc` entry.
 pub fn thread_id() -> i32 {
     // SAFETY: gettid has no preconditions and cannot fail.

@@ -62,8 +62,8 @@ pub fn interval_line(tag: &str, interval: &IntervalRecord) -> String {
 }
 
 impl HlogWriter {
-    /// Creates (or truncates) the log and writes its header.
-    pub fn create(path: &Path, start_unix_ns: u128, start_rfc3339: &str) -> anyhow::Result<Self> {
+    /// Refuses a log name that cannot be streamed (`.gz`).
+    pub fn check_name(path: &Path) -> anyhow::Result<()> {
         if path.extension().is_some_and(|e| e == "gz") {
             return Err(crate::error::input_error(format!(
                 "--hlog {}: the interval log is streamed as plain text while the run goes on; \
@@ -71,8 +71,17 @@ impl HlogWriter {
                 path.display()
             )));
         }
-        let file = File::create(path)
-            .with_context(|| format!("cannot create the interval log {}", path.display()))?;
+        Ok(())
+    }
+
+    /// Starts the log in `file` (opened empty at `path`) with its header.
+    pub fn start(
+        file: File,
+        path: &Path,
+        start_unix_ns: u128,
+        start_rfc3339: &str,
+    ) -> anyhow::Result<Self> {
+        Self::check_name(path)?;
         let mut writer = HlogWriter {
             out: BufWriter::new(file),
             path: path.to_path_buf(),

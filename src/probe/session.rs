@@ -23,7 +23,7 @@ use crate::host::counters::{self, Reading, Sampler};
 use crate::host::snapshot::{self, HostRoot};
 use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Tool, Warning};
-use crate::output;
+use crate::output::{self, Checked};
 use crate::probe::collector::{self, SeriesSpec};
 use crate::probe::hiccup::{self, IntervalSink};
 use crate::record::{Clock, MonotonicClock, Recorder, StopFlag};
@@ -41,15 +41,31 @@ pub struct Destination {
 }
 
 impl Destination {
-    /// Checks the paths given (the default name is checked when chosen).
-    pub fn check(&self) -> Result<()> {
-        if let Some(path) = &self.run_file {
-            output::check_writable(path, output::OwnKind::RunFile, self.force, "-o")?;
-        }
-        if let Some(path) = &self.hlog {
-            output::check_writable(path, output::OwnKind::Hlog, self.force, "--hlog")?;
-        }
-        Ok(())
+    /// Checks the paths given (the default name is checked when chosen):
+    /// what writing the run file and the interval log may replace.
+    pub fn check(&self) -> Result<(Option<Checked>, Option<Checked>)> {
+        let run_file = match &self.run_file {
+            Some(path) => Some(output::check_writable(
+                path,
+                output::OwnKind::RunFile,
+                self.force,
+                "-o",
+            )?),
+            None => None,
+        };
+        let hlog = match &self.hlog {
+            Some(path) => {
+                HlogWriter::check_name(path)?;
+                Some(output::check_writable(
+                    path,
+                    output::OwnKind::Hlog,
+                    self.force,
+                    "--hlog",
+                )?)
+            }
+            None => None,
+        };
+        Ok((run_file, hlog))
     }
 }
 
@@ -155,16 +171,16 @@ where
     B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
     C: FnOnce(&mut RunFile) -> Result<()>,
 {
-    destination.check()?;
+    let (run_checked, hlog_checked) = destination.check()?;
     // The default name is chosen (never an existing file) and checked
     // before anything runs.
-    let path = match &destination.run_file {
-        Some(path) => path.clone(),
-        None => {
+    let (path, run_checked) = match (&destination.run_file, run_checked) {
+        (Some(path), Some(checked)) => (path.clone(), checked),
+        _ => {
             let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
             let path = output::unused_default_path(plan.probe, &now);
-            output::check_writable(&path, output::OwnKind::RunFile, false, "-o")?;
-            path
+            let checked = output::check_writable(&path, output::OwnKind::RunFile, false, "-o")?;
+            (path, checked)
         }
     };
     let host = snapshot::capture_full(&HostRoot::default());
@@ -252,7 +268,11 @@ where
         let baseline = sampler.as_mut().map(Sampler::sample);
         let run_start = clock.now();
         let hlog = match &destination.hlog {
-            Some(p) => Some(HlogWriter::create(p, start_unix_ns, &start_time)?),
+            Some(p) => {
+                let checked = hlog_checked.unwrap_or(Checked::New);
+                let file = output::open_checked(p, checked).context("--hlog")?;
+                Some(HlogWriter::start(file, p, start_unix_ns, &start_time)?)
+            }
             None => None,
         };
         let (recorders, collector) = collector::start(
@@ -357,7 +377,7 @@ where
     let completed = complete(&mut run);
     let mut bytes = serde_json::to_vec(&run).context("cannot serialize the run")?;
     bytes.push(b'\n');
-    output::write_atomic(&path, &bytes)
+    output::write_checked(&path, run_checked, &bytes)
         .with_context(|| format!("cannot save the run file {}", path.display()))?;
     if let Some(e) = thread_error {
         return Err(e.context(format!(

@@ -119,14 +119,15 @@ pub fn tune(args: TuneRequest) -> Result<()> {
     let checks = load_checks(&args, &root)?;
     let plan = plan::build(&checks, args.profile, &args.only, &root)?;
     if let Some(script) = &args.script {
-        crate::output::check_writable(
+        let checked = crate::output::check_writable(
             script,
             crate::output::OwnKind::Other,
             args.force,
             "--script",
         )?;
         let (host, _) = rollback::identity(&root);
-        crate::output::write_atomic(script, plan::render_script(&plan, &host).as_bytes())?;
+        let text = plan::render_script(&plan, &host);
+        crate::output::write_checked(script, checked, text.as_bytes())?;
         eprintln!(
             "wrote {} ({} change(s)); review it, then run it as root",
             script.display(),

@@ -363,16 +363,12 @@ pub fn check_svg_dir(dir: &Path) -> Result<()> {
             dir.display()
         )));
     }
-    if dir.is_dir() {
-        crate::output::check_writable(
-            &dir.join("spectrum.svg"),
-            crate::output::OwnKind::Other,
-            true,
-            "--svg",
-        )
+    let probe = if dir.is_dir() {
+        dir.join("spectrum.svg")
     } else {
-        crate::output::check_writable(dir, crate::output::OwnKind::Other, true, "--svg")
-    }
+        dir.to_path_buf()
+    };
+    crate::output::check_writable(&probe, crate::output::OwnKind::Other, true, "--svg").map(|_| ())
 }
 
 /// The first bytes of every standalone chart: how cauda knows its own files.

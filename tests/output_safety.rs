@@ -1,0 +1,68 @@
+//! Writing outputs in a shared directory, as a hostile local user would
+//! arrange it: a link planted at the temporary name, outputs that are
+//! links, devices or FIFOs. cauda never writes through them, `--force` or
+//! not, and says what to do without suggesting `--force`.
+
+mod common;
+
+use std::process::Command as StdCommand;
+
+use common::{cauda, fixture, refused};
+
+#[test]
+fn a_link_planted_at_the_temporary_name_does_not_redirect_the_write() {
+    // The attack from the review: the temporary name is `.NAME.tmp-PID`,
+    // and `exec` keeps the shell's PID for cauda.
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let input = fixture("fio/lat_offset_clat.1.log");
+    let script = format!(
+        "cd {dir} && ln -s {victim} .out.json.tmp-$$ && exec {cauda} convert {input} --to json -o out.json",
+        dir = dir.path().display(),
+        victim = victim.display(),
+        cauda = assert_cmd::cargo::cargo_bin("cauda").display(),
+        input = input.display(),
+    );
+    let status = StdCommand::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let out = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
+    assert!(out.starts_with("{\"schema\":\"cauda.run/"), "{out}");
+}
+
+#[test]
+fn outputs_that_are_not_regular_files_are_refused_even_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.hlog");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = dir.path().join("link.hlog");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let input = fixture("fio/lat_offset_clat.1.log");
+    let input = input.to_str().unwrap();
+    let runs: [&[&str]; 4] = [
+        &["timer", "--runtime", "1s", "-o", "/dev/null", "--force"],
+        &["timer", "--runtime", "1s", "--hlog", link, "--force"],
+        &["convert", input, "--to", "hlog", "-o", link, "--force"],
+        &["convert", input, "--to", "csv", "-o", "/dev/null"],
+    ];
+    for args in runs {
+        let out = cauda().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("cauda writes only regular files"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("--force"), "{stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    refused(
+        &["merge", input, "-o", "/dev/null"],
+        "is a character device",
+    );
+}
