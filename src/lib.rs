@@ -9,6 +9,7 @@ pub mod cli;
 pub mod error;
 pub mod formats;
 pub mod host;
+pub mod input;
 pub mod lab;
 pub mod model;
 pub mod output;

@@ -14,7 +14,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -22,6 +22,7 @@ use anyhow::{Context, Result};
 use crate::error::input_error;
 use crate::formats::GZIP_MAGIC;
 use crate::formats::hlog::CAUDA_HLOG_MARK;
+use crate::input::kind_of;
 
 /// What kind of file cauda may overwrite at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,26 +49,6 @@ pub enum Checked {
         /// `st_ino`.
         ino: u64,
     },
-}
-
-/// What a path that is not a regular file is, for messages.
-fn kind_of(meta: &fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
 }
 
 /// The first `n` bytes of a file, decompressed when it is gzip; empty when

@@ -20,7 +20,6 @@ pub mod numbers;
 pub mod runfile;
 pub mod sockperf;
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -29,6 +28,7 @@ use flate2::read::MultiGzDecoder;
 use anyhow::Result;
 
 use crate::error::input_error;
+use crate::input::{self, Refusal};
 use crate::model::{Format, Loaded};
 use crate::units::TimeUnit;
 
@@ -166,12 +166,10 @@ fn open(path: &Path) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
         };
         input_error(format!("{source}: cannot read ({e}); {hint}"))
     };
-    let file = File::open(path).map_err(open_error)?;
-    if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(input_error(format!(
-            "{source}: is a directory; give a file"
-        )));
-    }
+    let file = input::open_regular(path).map_err(|refusal| match refusal {
+        Refusal::Io(e) => open_error(e),
+        other => input_error(format!("{source}: {other}")),
+    })?;
     let raw = BufReader::with_capacity(1 << 16, file);
     sniff(&source, Box::new(raw))
 }

@@ -87,9 +87,15 @@ fn load_checks(args: &TuneRequest, root: &HostRoot) -> Result<Vec<Check>> {
     let Some(path) = &args.from else {
         return audit_checks(root, args.profile);
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| input_error(format!("--from {}: cannot read it ({e})", path.display())))?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
+    // An audit is tens of KiB; 64 MiB is far beyond any host's.
+    let bytes = crate::input::read_regular(path, 64 << 20).map_err(|refusal| {
+        let why = match refusal {
+            crate::input::Refusal::Io(e) => format!("cannot read it ({e})"),
+            other => other.to_string(),
+        };
+        input_error(format!("--from {}: {why}", path.display()))
+    })?;
+    let doc: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| input_error(format!("--from {}: not JSON ({e})", path.display())))?;
     let list = doc.get("checks").cloned().unwrap_or(doc);
     serde_json::from_value(list).map_err(|e| {

@@ -242,12 +242,20 @@ impl JournalWriter {
     }
 }
 
+/// The largest journal read: a few hundred bytes per change, so even a
+/// tuning of every setting on a large host is far below it.
+pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+
 /// Reads and checks a journal. Every refusal is an input error naming the
 /// line and saying what was wrong.
 pub fn parse(path: &Path) -> Result<Parsed> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::input::read_regular(path, MAX_JOURNAL_BYTES).map_err(|refusal| {
+        let why = match refusal {
+            crate::input::Refusal::Io(e) => format!("cannot read it ({e})"),
+            other => other.to_string(),
+        };
         input_error(format!(
-            "--journal {}: cannot read it ({e}); give the file `host tune --apply` wrote",
+            "--journal {}: {why}; give the file `host tune --apply` wrote",
             path.display()
         ))
     })?;

@@ -1,7 +1,9 @@
-//! Writing outputs in a shared directory, as a hostile local user would
-//! arrange it: a link planted at the temporary name, outputs that are
-//! links, devices or FIFOs. cauda never writes through them, `--force` or
-//! not, and says what to do without suggesting `--force`.
+//! Files in a shared directory, as a hostile local user or a careless
+//! operator would arrange them. Outputs: a link planted at the temporary
+//! name, outputs that are links, devices or FIFOs — cauda never writes
+//! through them, `--force` or not, and says what to do without suggesting
+//! `--force`. Inputs: FIFOs and devices, which may never end, are refused
+//! at once with the reason instead of blocking or filling memory.
 
 mod common;
 
@@ -65,4 +67,33 @@ fn outputs_that_are_not_regular_files_are_refused_even_with_force() {
         &["merge", input, "-o", "/dev/null"],
         "is a character device",
     );
+}
+
+#[test]
+fn inputs_that_may_never_end_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        StdCommand::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let fifo = fifo.to_str().unwrap();
+    for (args, kind) in [
+        (vec!["analyze", fifo], "is a FIFO"),
+        (vec!["analyze", "/dev/zero"], "is a character device"),
+        (
+            vec!["host", "rollback", "--journal", "/dev/zero"],
+            "is a character device",
+        ),
+        (
+            vec!["host", "tune", "--profile", "latency", "--from", fifo],
+            "is a FIFO",
+        ),
+    ] {
+        // The test harness's own timeout would catch a hang; a refusal is immediate.
+        refused(&args, kind);
+    }
 }
