@@ -243,9 +243,7 @@ fn disk(args: cli::DiskArgs) -> Result<Outcome> {
 /// Prints a finished run's warnings, its table and where it was saved.
 fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome> {
     let probe::session::Finished { run, path } = finished;
-    for warning in &run.warnings {
-        eprintln!("warning: {} — {}", warning.message, warning.advice);
-    }
+    print_warnings(&run.warnings);
     let interrupted = run.interrupted;
     let source = path.display().to_string();
     if !quiet {
@@ -254,6 +252,7 @@ fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome
             format: Format::CaudaRun,
             series: run.series.clone(),
             run: Some(run),
+            warnings: Vec::new(),
         };
         let analysis = analyze::analyze(&[loaded], &analyze::Options::default())?;
         let mut out = std::io::stdout().lock();
@@ -279,12 +278,7 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
         timeline: args.timeline,
     };
     analyze::validate(&analysis_options)?;
-    let options = args.input.read_options();
-    let inputs = args
-        .files
-        .iter()
-        .map(|path| formats::load(path, &options))
-        .collect::<Result<Vec<_>>>()?;
+    let inputs = load_all(&args.files, &args.input)?;
     let analysis = analyze::analyze(&inputs, &analysis_options)?;
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -299,8 +293,8 @@ fn analyze(args: AnalyzeArgs) -> Result<Outcome> {
 
 fn compare(args: CompareArgs) -> Result<Outcome> {
     let options = args.input.read_options();
-    let base = formats::load(&args.base, &options)?;
-    let new = formats::load(&args.new, &options)?;
+    let base = load(&args.base, &options)?;
+    let new = load(&args.new, &options)?;
     let budgets = args.fail_if_worse.map(|b| b.0).unwrap_or_default();
     let compare_options = analyze::compare::CompareOptions {
         confidence: args.confidence,
@@ -347,12 +341,22 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     Err(anyhow::anyhow!("worse than allowed: {}", list.join("; ")))
 }
 
+/// Loads an input and prints what its importer passed over.
+fn load(path: &std::path::Path, options: &formats::ReadOptions) -> Result<Loaded> {
+    let loaded = formats::load(path, options)?;
+    print_warnings(&loaded.warnings);
+    Ok(loaded)
+}
+
 fn load_all(files: &[std::path::PathBuf], input: &cli::InputArgs) -> Result<Vec<Loaded>> {
     let options = input.read_options();
-    files
-        .iter()
-        .map(|path| formats::load(path, &options))
-        .collect()
+    files.iter().map(|path| load(path, &options)).collect()
+}
+
+fn print_warnings(warnings: &[model::Warning]) {
+    for warning in warnings {
+        eprintln!("warning: {} — {}", warning.message, warning.advice);
+    }
 }
 
 fn convert(args: ConvertArgs) -> Result<Outcome> {
@@ -412,7 +416,7 @@ fn report_html(args: cli::ReportArgs) -> Result<Outcome> {
     let baseline = args
         .baseline
         .as_ref()
-        .map(|path| formats::load(path, &args.input.read_options()))
+        .map(|path| load(path, &args.input.read_options()))
         .transpose()?;
     let built = report::html::build(&inputs, baseline.as_ref(), &options, args.svg.is_some())?;
     output::write_checked(&args.output, checked, built.html.as_bytes())?;

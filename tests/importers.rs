@@ -386,3 +386,45 @@ fn a_log_ending_mid_interval_is_not_a_collapse() {
         series["stalls"]
     );
 }
+
+#[test]
+fn a_torn_last_line_of_an_hlog_keeps_every_complete_interval() {
+    // A log cut mid-line, as a full disk or a copy taken mid-write leaves it.
+    let dir = tempfile::tempdir().unwrap();
+    let hlog = dir.path().join("run.hlog");
+    cauda()
+        .arg("convert")
+        .arg(fixture("fio/lat_offset_clat.1.log"))
+        .args(["--log-interval", "10ms", "--to", "hlog", "-o"])
+        .arg(&hlog)
+        .assert()
+        .success();
+    let whole = std::fs::read(&hlog).unwrap();
+    let complete = analyze_json(&hlog, &["--timeline"]);
+    std::fs::write(&hlog, &whole[..whole.len() - 10]).unwrap();
+    let out = cauda()
+        .arg("analyze")
+        .arg(&hlog)
+        .args(["--json", "--timeline"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cut short and was left out"), "{stderr}");
+    let torn: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let timeline = |doc: &Value| {
+        doc["inputs"][0]["series"][0]["timeline"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    // Exactly the last interval is missing; every other one is kept as it was.
+    let (all, kept) = (timeline(&complete), timeline(&torn));
+    assert!(all.len() > 50);
+    assert_eq!(kept.len(), all.len() - 1);
+    assert_eq!(kept[..], all[..kept.len()]);
+}

@@ -140,92 +140,61 @@ mod tests {
 /// Reads an interval log into one series per tag (untagged lines form the
 /// series `default`). Values are multiplied by `scale` (1 for nanoseconds).
 ///
+/// A last line with no line end that does not parse is a torn write (a
+/// full disk while streaming, a copy taken mid-write): it is passed over
+/// with a warning and every complete interval kept. Anywhere else, a bad
+/// line is refused with its number.
+///
 /// Interval start times become offsets from the log's `StartTime`: lines
 /// are relative to `BaseTime` when one is given, absolute (seconds since
 /// the epoch) when they are that large, and relative otherwise.
 pub fn read(
     source: &str,
-    reader: impl std::io::BufRead,
+    mut reader: impl std::io::BufRead,
     scale: u64,
-) -> anyhow::Result<Vec<crate::model::Series>> {
+) -> anyhow::Result<(Vec<crate::model::Series>, Vec<crate::model::Warning>)> {
     use crate::error::input_error;
-    use crate::model::{MeasuredFrom, Series};
+    use crate::model::{MeasuredFrom, Series, Warning};
 
     let mut start_time: Option<f64> = None;
     let mut base_time: Option<f64> = None;
     let mut series: Vec<Series> = Vec::new();
-    for (index, line) in reader.lines().enumerate() {
-        let line_no = index + 1;
-        let line =
-            line.map_err(|e| input_error(format!("{source}:{line_no}: cannot read ({e})")))?;
-        let line = line.trim();
-        if line.is_empty() || line.starts_with("\"StartTimestamp\"") {
-            continue;
+    let mut warnings = Vec::new();
+    let mut raw = Vec::new();
+    for line_no in 1.. {
+        raw.clear();
+        let read = reader
+            .read_until(b'\n', &mut raw)
+            .map_err(|e| input_error(format!("{source}:{line_no}: cannot read ({e})")))?;
+        if read == 0 {
+            break;
         }
-        if let Some(comment) = line.strip_prefix('#') {
-            if let Some(rest) = comment.strip_prefix("[StartTime: ") {
-                start_time = leading_seconds(rest);
-            } else if let Some(rest) = comment.strip_prefix("[BaseTime: ") {
-                base_time = leading_seconds(rest);
+        let torn = raw.last() != Some(&b'\n');
+        let text = String::from_utf8_lossy(&raw);
+        let parsed = read_line(
+            source,
+            line_no,
+            text.trim(),
+            scale,
+            &mut start_time,
+            &mut base_time,
+        );
+        let (tag, record) = match parsed {
+            Ok(Some(found)) => found,
+            Ok(None) => continue,
+            Err(e) if torn => {
+                warnings.push(Warning {
+                    message: format!(
+                        "{source}:{line_no}: the last line is cut short and was left out ({e:#})"
+                    ),
+                    advice: "the log was still being written or the disk filled; every \
+                             complete interval before it is kept"
+                        .into(),
+                });
+                break;
             }
-            continue;
-        }
-        let expected = "expected [Tag=NAME,]START_S,LENGTH_S,MAX,BASE64_HISTOGRAM";
-        let (tag, rest) = match line.strip_prefix("Tag=") {
-            Some(tagged) => {
-                let (tag, rest) = tagged.split_once(',').ok_or_else(|| {
-                    input_error(format!(
-                        "{source}:{line_no}: a Tag= line with nothing after the tag; {expected}"
-                    ))
-                })?;
-                (tag.to_string(), rest)
-            }
-            None => ("default".to_string(), line),
+            Err(e) => return Err(e),
         };
-        let fields: Vec<&str> = rest.split(',').collect();
-        if fields.len() != 4 {
-            return Err(input_error(format!(
-                "{source}:{line_no}: {} fields; {expected}",
-                fields.len() + usize::from(line.starts_with("Tag="))
-            )));
-        }
-        let number = |i: usize, what: &str| -> anyhow::Result<f64> {
-            fields[i]
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| {
-                    input_error(format!(
-                        "{source}:{line_no}: {what} '{}' is not a non-negative number; {expected}",
-                        fields[i]
-                    ))
-                })
-        };
-        let timestamp = number(0, "the start time")?;
-        let length = number(1, "the interval length")?;
-        number(2, "the interval max")?;
-        let mut hdr = crate::model::encoding::decode(fields[3])
-            .map_err(|e| input_error(format!("{source}:{line_no}: {e}")))?;
-        // (base − start) + ts, not (base + ts) − start: subtracting two
-        // epoch-sized floats first keeps the nanoseconds.
-        let offset = match (start_time, base_time) {
-            (Some(start), Some(base)) if base + timestamp >= start => (base - start) + timestamp,
-            (Some(start), None) if timestamp > 1e9 && timestamp >= start => timestamp - start,
-            _ => timestamp,
-        };
-        if scale != 1 {
-            let mut scaled = crate::record::histogram::empty_hdr();
-            scaled.auto(true);
-            for b in hdr.iter_recorded() {
-                let _ = scaled.record_n(
-                    b.value_iterated_to().saturating_mul(scale),
-                    b.count_at_value(),
-                );
-            }
-            hdr = scaled;
-        }
-        let record = interval_from_hdr(offset, length, &hdr, (scale == 1).then_some(fields[3]));
         match series.iter_mut().find(|s| s.tag == tag) {
             Some(s) => s.intervals.push(record),
             None => {
@@ -241,7 +210,88 @@ pub fn read(
              Tag=read,0.000,1.000,2.312,HISTFAAA…"
         )));
     }
-    Ok(series)
+    Ok((series, warnings))
+}
+
+/// One line of an interval log: its tag and interval, or `None` for a
+/// blank line, a header or a comment (which may set the start or base time).
+fn read_line(
+    source: &str,
+    line_no: usize,
+    line: &str,
+    scale: u64,
+    start_time: &mut Option<f64>,
+    base_time: &mut Option<f64>,
+) -> anyhow::Result<Option<(String, crate::model::IntervalRecord)>> {
+    use crate::error::input_error;
+    if line.is_empty() || line.starts_with("\"StartTimestamp\"") {
+        return Ok(None);
+    }
+    if let Some(comment) = line.strip_prefix('#') {
+        if let Some(rest) = comment.strip_prefix("[StartTime: ") {
+            *start_time = leading_seconds(rest);
+        } else if let Some(rest) = comment.strip_prefix("[BaseTime: ") {
+            *base_time = leading_seconds(rest);
+        }
+        return Ok(None);
+    }
+    let expected = "expected [Tag=NAME,]START_S,LENGTH_S,MAX,BASE64_HISTOGRAM";
+    let (tag, rest) = match line.strip_prefix("Tag=") {
+        Some(tagged) => {
+            let (tag, rest) = tagged.split_once(',').ok_or_else(|| {
+                input_error(format!(
+                    "{source}:{line_no}: a Tag= line with nothing after the tag; {expected}"
+                ))
+            })?;
+            (tag.to_string(), rest)
+        }
+        None => ("default".to_string(), line),
+    };
+    let fields: Vec<&str> = rest.split(',').collect();
+    if fields.len() != 4 {
+        return Err(input_error(format!(
+            "{source}:{line_no}: {} fields; {expected}",
+            fields.len() + usize::from(line.starts_with("Tag="))
+        )));
+    }
+    let number = |i: usize, what: &str| -> anyhow::Result<f64> {
+        fields[i]
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| {
+                input_error(format!(
+                    "{source}:{line_no}: {what} '{}' is not a non-negative number; {expected}",
+                    fields[i]
+                ))
+            })
+    };
+    let timestamp = number(0, "the start time")?;
+    let length = number(1, "the interval length")?;
+    number(2, "the interval max")?;
+    let mut hdr = crate::model::encoding::decode(fields[3])
+        .map_err(|e| input_error(format!("{source}:{line_no}: {e}")))?;
+    // (base − start) + ts, not (base + ts) − start: subtracting two
+    // epoch-sized floats first keeps the nanoseconds.
+    let offset = match (*start_time, *base_time) {
+        (Some(start), Some(base)) if base + timestamp >= start => (base - start) + timestamp,
+        (Some(start), None) if timestamp > 1e9 && timestamp >= start => timestamp - start,
+        _ => timestamp,
+    };
+    if scale != 1 {
+        let mut scaled = crate::record::histogram::empty_hdr();
+        scaled.auto(true);
+        for b in hdr.iter_recorded() {
+            let _ = scaled.record_n(
+                b.value_iterated_to().saturating_mul(scale),
+                b.count_at_value(),
+            );
+        }
+        hdr = scaled;
+    }
+    let record = interval_from_hdr(offset, length, &hdr, (scale == 1).then_some(fields[3]));
+    Ok(Some((tag, record)))
 }
 
 /// `1441812279.474 (seconds since epoch), …` → 1441812279.474.
@@ -300,7 +350,7 @@ mod read_tests {
             interval_line("wakeup", &b),
             interval_line("self", &a)
         );
-        let series = read("t", text.as_bytes(), 1).unwrap();
+        let (series, _) = read("t", text.as_bytes(), 1).unwrap();
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].tag, "wakeup");
         assert_eq!(series[0].intervals.len(), 2);
@@ -327,7 +377,7 @@ mod read_tests {
         let text = format!(
             "#[StartTime: 1700000000.000 (seconds since epoch), x]\n1700000002.500,1.000,0.000,{enc}\n"
         );
-        let s = read("t", text.as_bytes(), 1).unwrap();
+        let (s, _) = read("t", text.as_bytes(), 1).unwrap();
         assert_eq!(s[0].tag, "default");
         assert_eq!(s[0].intervals[0].start_ns, 2_500_000_000);
     }
@@ -344,5 +394,37 @@ mod read_tests {
             let err = read("t", text.as_bytes(), 1).unwrap_err().to_string();
             assert!(err.contains(needle), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_left_out_with_a_warning_and_the_rest_kept() {
+        let interval = |start: u64| {
+            let mut h = crate::record::LatencyHistogram::new();
+            for v in [1_000, 2_000, 3_000] {
+                h.record(v);
+            }
+            IntervalRecord::from_histogram(start, 1_000_000_000, &h)
+        };
+        let mut text = header_without_start();
+        text += &interval_line("rtt", &interval(0));
+        text += &interval_line("rtt", &interval(1_000_000_000));
+        let whole = text.clone() + &interval_line("rtt", &interval(2_000_000_000));
+        let torn = &whole[..whole.len() - 20];
+        let (series, warnings) = read("t", torn.as_bytes(), 1).unwrap();
+        assert_eq!(series[0].intervals.len(), 2);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].message.contains("t:"), "{:?}", warnings[0]);
+        assert!(
+            warnings[0].message.contains("cut short"),
+            "{:?}",
+            warnings[0]
+        );
+        // The same damage with a line end, or before the last line, is refused.
+        let ended = format!("{torn}\n");
+        assert!(read("t", ended.as_bytes(), 1).is_err());
+        let inside = format!("{torn}\n{}", interval_line("rtt", &interval(3_000_000_000)));
+        assert!(read("t", inside.as_bytes(), 1).is_err());
+        let (_, none) = read("t", whole.as_bytes(), 1).unwrap();
+        assert!(none.is_empty());
     }
 }

@@ -164,6 +164,7 @@ mod tests {
             format: Format::CaudaRun,
             series: vec![s],
             run: None,
+            warnings: Vec::new(),
         }
     }
 

@@ -270,6 +270,7 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
             format,
             series,
             run: None,
+            warnings: Vec::new(),
         });
     }
     load_from(source, format, reader, options)
@@ -298,6 +299,7 @@ fn load_from(
         format,
         series,
         run,
+        warnings: Vec::new(),
     };
     match format {
         Format::CaudaRun => {
@@ -305,10 +307,13 @@ fn load_from(
             let run = runfile::parse(&source, &text)?;
             Ok(loaded(run.series.clone(), Some(run)))
         }
-        Format::Hlog => Ok(loaded(
-            hlog::read(&source, reader, options.unit.nanos())?,
-            None,
-        )),
+        Format::Hlog => {
+            let (series, warnings) = hlog::read(&source, reader, options.unit.nanos())?;
+            Ok(Loaded {
+                warnings,
+                ..loaded(series, None)
+            })
+        }
         Format::Hgrm => Ok(loaded(
             hgrm::read(&source, reader, options.unit_given.then_some(options.unit))?,
             None,

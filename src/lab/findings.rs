@@ -207,6 +207,7 @@ mod tests {
             format: Format::CaudaRun,
             series: vec![series],
             run: None,
+            warnings: Vec::new(),
         };
         crate::analyze::analyze(&[loaded], &crate::analyze::Options::default())
             .unwrap()

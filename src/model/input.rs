@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::run::{LoadMode, RunFile};
+use super::run::{LoadMode, RunFile, Warning};
 use super::series::Series;
 
 /// A format cauda can read.
@@ -45,6 +45,9 @@ pub struct Loaded {
     pub series: Vec<Series>,
     /// The whole run, when the input was a run file.
     pub run: Option<RunFile>,
+    /// What the importer passed over and why (a torn last line), to be
+    /// shown beside whatever is made of the input.
+    pub warnings: Vec<Warning>,
 }
 
 impl Loaded {

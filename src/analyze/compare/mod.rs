@@ -403,6 +403,7 @@ mod tests {
             format: Format::CaudaRun,
             series,
             run: None,
+            warnings: Vec::new(),
         }
     }
 

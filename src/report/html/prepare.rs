@@ -258,6 +258,7 @@ pub fn decoded(loaded: &Loaded) -> Result<Loaded> {
         format: loaded.format,
         series,
         run,
+        warnings: loaded.warnings.clone(),
     })
 }
 
