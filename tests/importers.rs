@@ -269,11 +269,13 @@ fn damaged_inputs_name_the_file_and_line() {
         "cut.log:1000: the last line is cut short",
     );
     let hlog = std::fs::read_to_string(fixture("hdr/java.hlog")).unwrap();
-    refused(
-        &write("cut.hlog", &hlog.as_bytes()[..hlog.len() - 40]),
-        &[],
-        "cut.hlog:",
-    );
+    // A cut last line of an interval log is left out, named, and the rest kept.
+    cauda()
+        .arg("analyze")
+        .arg(write("cut.hlog", &hlog.as_bytes()[..hlog.len() - 40]))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("cut.hlog:").and(predicate::str::contains("cut short")));
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, hlog.as_bytes()).unwrap();
     let gz = gz.finish().unwrap();
@@ -427,4 +429,65 @@ fn a_torn_last_line_of_an_hlog_keeps_every_complete_interval() {
     assert!(all.len() > 50);
     assert_eq!(kept.len(), all.len() - 1);
     assert_eq!(kept[..], all[..kept.len()]);
+}
+
+#[test]
+fn run_files_whose_figures_disagree_are_refused_naming_series_and_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    cauda()
+        .arg("convert")
+        .arg(fixture("fio/lat_offset_clat.1.log"))
+        .args(["--log-interval", "10ms", "--to", "json", "-o"])
+        .arg(&good)
+        .assert()
+        .success();
+    let run: Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    let tag = run["series"][0]["tag"].as_str().unwrap().to_string();
+    let damaged = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut doc = run.clone();
+        edit(&mut doc);
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+        path
+    };
+    let interval = |doc: &mut Value, i: usize, key: &str, value: Value| {
+        doc["series"][0]["intervals"][i][key] = value;
+    };
+    let cases: Vec<(std::path::PathBuf, String)> = vec![
+        (
+            damaged("sum.json", &|d| interval(d, 3, "sum", Value::from(1u64))),
+            format!("series '{tag}', interval 3: sum 1 is outside"),
+        ),
+        (
+            damaged("minmax.json", &|d| {
+                let max = d["series"][0]["intervals"][2]["max"].clone();
+                interval(d, 2, "min", Value::from(max.as_u64().unwrap() + 1));
+            }),
+            format!("series '{tag}', interval 2: min"),
+        ),
+        (
+            damaged("overlap.json", &|d| {
+                interval(d, 5, "start_ns", Value::from(0u64))
+            }),
+            format!("series '{tag}', interval 5 starts at 0 ns, before the previous one ends"),
+        ),
+        (
+            damaged("twice.json", &|d| {
+                let first = d["series"][0].clone();
+                d["series"].as_array_mut().unwrap().push(first);
+            }),
+            format!("two series are tagged '{tag}'"),
+        ),
+    ];
+    for (path, needle) in cases {
+        cauda()
+            .arg("analyze")
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    }
+    // The file as written is accepted.
+    cauda().arg("analyze").arg(&good).assert().success();
 }

@@ -186,11 +186,38 @@ impl IntervalRecord {
         }
     }
 
-    /// Checks the stored statistics against each other and the histogram.
-    fn check(&self, total: u64) -> Result<(), String> {
-        if self.count > 0 && self.min > self.max {
+    /// Checks the stored statistics against each other: min ≤ max, the sum
+    /// between count × min and count × max, and an empty interval all zero.
+    pub fn check_stats(&self) -> Result<(), String> {
+        if self.count == 0 {
+            if self.min != 0 || self.max != 0 || self.sum != 0 {
+                return Err(format!(
+                    "count 0 but min {}, max {}, sum {}",
+                    self.min, self.max, self.sum
+                ));
+            }
+            return Ok(());
+        }
+        if self.min > self.max {
             return Err(format!("min {} is above max {}", self.min, self.max));
         }
+        let (n, min, max) = (
+            u128::from(self.count),
+            u128::from(self.min),
+            u128::from(self.max),
+        );
+        if self.sum < n * min || self.sum > n * max {
+            return Err(format!(
+                "sum {} is outside what {} values between min {} and max {} can add up to",
+                self.sum, self.count, self.min, self.max
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the stored statistics against each other and the histogram.
+    fn check(&self, total: u64) -> Result<(), String> {
+        self.check_stats()?;
         if total != self.count {
             return Err(format!(
                 "the histogram holds {total} values but the interval says count {}",
