@@ -86,7 +86,7 @@ pub fn find_clusters(hist: &LatencyHistogram) -> Vec<Cluster> {
             .iter()
             .take_while(|&&(v, _)| bin_of(v) < end)
             .count();
-        let mass: u64 = members.iter().map(|m| m.1).sum();
+        let mass = members.iter().fold(0u64, |sum, m| sum.saturating_add(m.1));
         if mass == 0 {
             continue;
         }
@@ -94,7 +94,7 @@ pub fn find_clusters(hist: &LatencyHistogram) -> Vec<Cluster> {
             let rank = ((mass as f64 * fraction).ceil() as u64).clamp(1, mass);
             let mut seen = 0;
             for &(v, c) in &members {
-                seen += c;
+                seen = c.saturating_add(seen);
                 if seen >= rank {
                     return v;
                 }

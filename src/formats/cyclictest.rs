@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::LatencyHistogram;
+use crate::record::histogram::MAX_VALUES;
 
 /// Microseconds to nanoseconds; an absurd value saturates (and is then
 /// clamped and counted by the histogram) rather than wrapping.
@@ -114,7 +115,8 @@ pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
             )));
         }
         for (hist, &count) in hists.iter_mut().zip(&counts) {
-            hist.record_n(us(bucket), count);
+            record_counted(source, hist, us(bucket), count)
+                .map_err(|why| input_error(format!("{source}:{line_no}: {why}")))?;
         }
         buckets = buckets.max(bucket.saturating_add(1));
     }
@@ -124,9 +126,28 @@ pub fn read_text(source: &str, reader: impl BufRead) -> Result<Vec<Series>> {
         )));
     }
     for (hist, &over) in hists.iter_mut().zip(&overflows) {
-        hist.record_n(us(buckets), over);
+        record_counted(source, hist, us(buckets), over)
+            .map_err(|why| input_error(format!("{source}: Histogram Overflows: {why}")))?;
     }
     Ok(finish(hists, &mins, &maxs, &avgs, 1_000))
+}
+
+/// Records `count` values of `value`, refusing a total no run can reach.
+fn record_counted(
+    source: &str,
+    hist: &mut LatencyHistogram,
+    value: u64,
+    count: u64,
+) -> std::result::Result<(), String> {
+    let total = hist.count().saturating_add(count);
+    if total > MAX_VALUES {
+        return Err(format!(
+            "{total} values in one thread is more than any run records (at most {MAX_VALUES}); \
+             is {source} damaged?"
+        ));
+    }
+    hist.record_n(value, count);
+    Ok(())
 }
 
 /// Reads `cyclictest --json=FILE` output.
@@ -220,5 +241,17 @@ mod tests {
         let series = read_text("t", text.as_bytes()).unwrap();
         let err = series[0].merged().unwrap_err();
         assert!(err.contains("min"), "{err}");
+    }
+
+    #[test]
+    fn absurd_counts_are_refused_not_wrapped() {
+        // 2^64-1 overflows were analysed as 18 quintillion samples, and
+        // their sum with the other counts overflowed in the clusters.
+        let text = "# Histogram\n000029 000001\n# Histogram Overflows: 18446744073709551615\n";
+        let err = read_text("t", text.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("more than any run records"), "{err}");
+        let text = "# Histogram\n000029 9007199254740993\n";
+        let err = read_text("t", text.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("t:2:"), "{err}");
     }
 }

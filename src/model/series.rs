@@ -7,7 +7,7 @@ use super::digest::Digest;
 use super::encoding;
 use super::summary::Percentiles;
 use crate::record::buckets::BucketCounts;
-use crate::record::histogram::{ExactStats, LatencyHistogram};
+use crate::record::histogram::{ExactStats, LatencyHistogram, MAX_VALUES};
 
 /// Where a series' latencies are measured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,6 +189,12 @@ impl IntervalRecord {
     /// Checks the stored statistics against each other: min ≤ max, the sum
     /// between count × min and count × max, and an empty interval all zero.
     pub fn check_stats(&self) -> Result<(), String> {
+        if self.count > MAX_VALUES {
+            return Err(format!(
+                "count {} is more values than any run holds (at most {MAX_VALUES})",
+                self.count
+            ));
+        }
         if self.count == 0 {
             if self.min != 0 || self.max != 0 || self.sum != 0 {
                 return Err(format!(

@@ -15,6 +15,10 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 pub const LOWEST_NS: u64 = 1;
 /// Highest trackable value: one hour in nanoseconds.
 pub const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// The most values one series is taken to hold (2^53, 285 years of one
+/// value a microsecond): a count above it is a damaged input, and below it
+/// every count and sum stays exact in u64, u128 and f64 arithmetic.
+pub const MAX_VALUES: u64 = 1 << 53;
 
 /// Sub-buckets per histogram bucket half (3 significant digits keep 2,048
 /// sub-buckets; the upper 1,024 are new in each bucket past the first).
