@@ -237,10 +237,15 @@ pub fn thread_id() -> i32 {
 
 /// Sends SIGINT to a process (a child the caller started), as Ctrl-C would.
 pub fn interrupt(pid: u32) -> io::Result<()> {
+    send_signal(pid, libc::SIGINT)
+}
+
+/// Sends `signal` to a process (a child the caller started).
+pub fn send_signal(pid: u32, signal: i32) -> io::Result<()> {
     let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::ESRCH))?;
     // SAFETY: kill(2) takes plain integers; a stale pid at worst fails with
     // ESRCH, reported to the caller.
-    if unsafe { libc::kill(pid, libc::SIGINT) } == 0 {
+    if unsafe { libc::kill(pid, signal) } == 0 {
         Ok(())
     } else {
         Err(io::Error::last_os_error())

@@ -339,6 +339,23 @@ fn hold_latency_holds_the_limit_while_the_command_runs_and_forwards_its_code() {
         .args(["--", "true"])
         .assert()
         .code(2);
+    // SIGTERM to cauda alone reaches the command, and cauda waits for it
+    // before releasing the hold (it used to exit and leave it running).
+    let child = common::cauda_process()
+        .args(["host", "hold-latency", "--max-latency", "10us", "--"])
+        .args([
+            "sh",
+            "-c",
+            "sleep 30 & p=$!; trap 'kill $p; exit 7' TERM; wait",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    common::signal(child.id(), "-TERM");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("released"));
 }
 
 /// Writing `vm.dirty_ratio` makes the kernel zero `vm.dirty_bytes`: the

@@ -35,19 +35,38 @@ pub fn run(max_latency_ns: u64, command: &[String]) -> Result<i32> {
         signal_hook::flag::register(signal, interrupted.clone())
             .context("cannot install signal handlers")?;
     }
+    // SIGTERM and SIGHUP are sent to cauda alone (a service manager, kill):
+    // they are passed on to the command, and cauda waits for it, so the
+    // command never runs on without the hold.
+    let mut forwarded = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ])
+    .context("cannot install signal handlers")?;
     eprintln!(
         "cauda: holding /dev/cpu_dma_latency at {limit_us} µs while {} runs",
         command[0]
     );
-    let status = std::process::Command::new(&command[0])
+    let mut child = std::process::Command::new(&command[0])
         .args(&command[1..])
-        .status()
+        .spawn()
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => input_error(
                 format!("cannot run '{}': {e}; give a command after --", command[0]),
             ),
             _ => anyhow::Error::new(e).context(format!("cannot run '{}'", command[0])),
         })?;
+    let pid = child.id();
+    let handle = forwarded.handle();
+    let forwarder = std::thread::spawn(move || {
+        for signal in forwarded.forever() {
+            let _ = sys::send_signal(pid, signal);
+        }
+    });
+    let status = child.wait();
+    handle.close();
+    let _ = forwarder.join();
+    let status = status.with_context(|| format!("cannot wait for '{}'", command[0]))?;
     drop(held);
     eprintln!("cauda: released /dev/cpu_dma_latency");
     Ok(status
