@@ -1,13 +1,11 @@
 //! The `cauda` binary: parse, run, map the result to an exit code
 //! (0 ok, 1 failure, 2 bad usage or input, 130 interrupted).
 
-use clap::Parser;
-
 use cauda::cli::Cli;
 use cauda::error::{EXIT_INTERRUPTED, EXIT_OK, Outcome, exit_code_for, is_broken_pipe};
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::from_env() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

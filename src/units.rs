@@ -105,13 +105,26 @@ fn split_number(text: &str) -> (&str, &str) {
 }
 
 /// Parses a duration such as `500us`, `1.5ms`, `5s`, `2m`, `1h` or `250ns`
+/// What a value starting with `-` is: a negative number, or an option
+/// given where a value was expected (`--runtime --quiet`).
+fn leading_minus(text: &str) -> Option<&'static str> {
+    let rest = text.strip_prefix('-')?;
+    Some(
+        if rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            "is negative"
+        } else {
+            "is an option, not a value: give the value first"
+        },
+    )
+}
+
 /// into nanoseconds. A bare number is refused: the unit must be said.
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     const SYNTAX: &str =
         "expected a number and a unit: ns, us, ms, s, m or h (e.g. 500us, 1ms, 5s, 2m)";
     let text = text.trim();
-    if text.starts_with('-') {
-        return Err(format!("'{text}' is negative; {SYNTAX}"));
+    if let Some(why) = leading_minus(text) {
+        return Err(format!("'{text}' {why}; {SYNTAX}"));
     }
     let (number, unit) = split_number(text);
     let decimal = Decimal::parse(number).ok_or_else(|| format!("'{text}': {SYNTAX}"))?;
@@ -135,8 +148,8 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
 pub fn parse_size(text: &str) -> Result<u64, String> {
     const SYNTAX: &str = "expected bytes with an optional k, M, G or T suffix (e.g. 4k, 1G)";
     let text = text.trim();
-    if text.starts_with('-') {
-        return Err(format!("'{text}' is negative; {SYNTAX}"));
+    if let Some(why) = leading_minus(text) {
+        return Err(format!("'{text}' {why}; {SYNTAX}"));
     }
     let (number, unit) = split_number(text);
     let decimal = Decimal::parse(number).ok_or_else(|| format!("'{text}': {SYNTAX}"))?;
@@ -175,6 +188,9 @@ impl Rate {
 pub fn parse_rate(text: &str) -> Result<Rate, String> {
     const SYNTAX: &str = "expected COUNT/s with an optional k or M (e.g. 1000/s, 10k/s)";
     let text = text.trim();
+    if let Some(why) = leading_minus(text) {
+        return Err(format!("'{text}' {why}; {SYNTAX}"));
+    }
     let (count, per) = text
         .split_once('/')
         .ok_or_else(|| format!("'{text}': {SYNTAX}"))?;
@@ -277,6 +293,13 @@ mod tests {
         }
         assert!(parse_duration("5").unwrap_err().contains("no unit"));
         assert!(parse_duration("-1s").unwrap_err().contains("negative"));
+        assert!(
+            parse_duration("--quiet")
+                .unwrap_err()
+                .contains("is an option, not a value")
+        );
+        assert!(parse_size("-4k").unwrap_err().contains("negative"));
+        assert!(parse_rate("-10/s").unwrap_err().contains("negative"));
     }
 
     #[test]

@@ -366,3 +366,24 @@ fn broken_pipe_is_success() {
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn negative_values_reach_their_parser_and_say_what_is_wrong() {
+    // clap used to answer "unexpected argument '-1'" (and sometimes
+    // advise "-- -1"); the value's own parser now says what is wrong.
+    for (args, needle) in [
+        (&["timer", "--interval", "-1ms"][..], "'-1ms' is negative"),
+        (&["timer", "--runtime", "-5s"][..], "'-5s' is negative"),
+        (&["timer", "--priority", "-5"][..], "-5 is not in 1..=99"),
+        (
+            &["net", "--loopback", "--rate", "-10/s"][..],
+            "'-10/s' is negative",
+        ),
+        (
+            &["timer", "--runtime", "--quiet"][..],
+            "is an option, not a value",
+        ),
+    ] {
+        common::refused(args, needle);
+    }
+}

@@ -110,6 +110,43 @@ pub enum Command {
     Report(ReportArgs),
 }
 
+/// Value names of options whose value is a number with or without a unit.
+const NUMERIC_VALUES: [&str; 10] = [
+    "DURATION", "N", "LIST", "SIZE", "N/s", "LEVEL", "BYTES", "SEED", "PCT", "1-99",
+];
+
+impl Cli {
+    /// The command line as clap sees it, with one rule the derive cannot
+    /// state once: an option whose value is a number (a duration, rate,
+    /// size, count or list of them) takes a value starting with `-`, so
+    /// `--interval -1ms` reaches its parser, which says what is wrong,
+    /// instead of clap's "unexpected argument '-1'".
+    pub fn command_line() -> clap::Command {
+        fn signed(command: clap::Command) -> clap::Command {
+            command
+                .mut_args(|arg| {
+                    let numeric = !arg.is_positional()
+                        && arg.get_value_names().is_some_and(|names| {
+                            names.iter().any(|n| NUMERIC_VALUES.contains(&n.as_str()))
+                        });
+                    if numeric {
+                        arg.allow_hyphen_values(true)
+                    } else {
+                        arg
+                    }
+                })
+                .mut_subcommands(signed)
+        }
+        signed(<Cli as clap::CommandFactory>::command())
+    }
+
+    /// Parses the process's arguments with [`Cli::command_line`].
+    pub fn from_env() -> Result<Cli, clap::Error> {
+        let matches = Self::command_line().try_get_matches()?;
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    }
+}
+
 /// `cauda lab`.
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -272,6 +309,7 @@ mod tests {
     #[test]
     fn the_definition_is_consistent() {
         Cli::command().debug_assert();
+        Cli::command_line().debug_assert();
     }
 
     #[test]
