@@ -387,3 +387,20 @@ fn negative_values_reach_their_parser_and_say_what_is_wrong() {
         common::refused(args, needle);
     }
 }
+
+#[test]
+fn a_failed_comparison_names_both_inputs_not_a_path_made_of_them() {
+    // "a.json//abs/b.json" read like a path that does not exist.
+    let plain = common::fixture("fio/randread.json");
+    let full = common::fixture("fio/randread.jsonplus");
+    let out = cauda()
+        .arg("compare")
+        .arg(&plain)
+        .arg(&full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let both = format!("{} vs {}:", plain.display(), full.display());
+    assert!(stderr.contains(&both), "{stderr}");
+}

@@ -326,7 +326,7 @@ pub fn compare<'a>(
     for (label, b, n) in &pairs {
         rows.extend(
             compare_pair(label, b, n, &metrics, options)
-                .map_err(|e| input_error(format!("{}/{}: {e}", base.source, new.source)))?,
+                .map_err(|e| input_error(format!("{} vs {}: {e}", base.source, new.source)))?,
         );
     }
     let paired: Vec<&str> = pairs
