@@ -106,6 +106,13 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, Refusal> {
     Ok(bytes)
 }
 
+/// Makes a FIFO at `path` (tests of what refuses one).
+#[cfg(test)]
+pub(crate) fn make_fifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,13 +121,7 @@ mod tests {
     fn only_regular_files_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        make_fifo(&fifo);
         let refused = |path: &Path| open_regular(path).unwrap_err().to_string();
         assert!(refused(&fifo).contains("is a FIFO"));
         assert!(refused(Path::new("/dev/zero")).contains("is a character device"));

@@ -393,13 +393,7 @@ mod tests {
         let dangling = dir.path().join("dangling.json");
         std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
         let fifo = dir.path().join("fifo.json");
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&fifo)
-                .status()
-                .unwrap()
-                .success()
-        );
+        crate::input::make_fifo(&fifo);
         for (path, kind) in [
             (link.as_path(), "a symbolic link"),
             (dangling.as_path(), "a symbolic link"),

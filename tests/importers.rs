@@ -389,18 +389,25 @@ fn a_log_ending_mid_interval_is_not_a_collapse() {
     );
 }
 
+/// The fio per-I/O log fixture cut into 10 ms intervals (about a hundred)
+/// and converted to `to` (`hlog`, `json`) in `dir`.
+fn fio_log_as(dir: &tempfile::TempDir, to: &str) -> std::path::PathBuf {
+    let out = dir.path().join(format!("fio.{to}"));
+    cauda()
+        .arg("convert")
+        .arg(fixture("fio/lat_offset_clat.1.log"))
+        .args(["--log-interval", "10ms", "--to", to, "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
 #[test]
 fn a_torn_last_line_of_an_hlog_keeps_every_complete_interval() {
     // A log cut mid-line, as a full disk or a copy taken mid-write leaves it.
     let dir = tempfile::tempdir().unwrap();
-    let hlog = dir.path().join("run.hlog");
-    cauda()
-        .arg("convert")
-        .arg(fixture("fio/lat_offset_clat.1.log"))
-        .args(["--log-interval", "10ms", "--to", "hlog", "-o"])
-        .arg(&hlog)
-        .assert()
-        .success();
+    let hlog = fio_log_as(&dir, "hlog");
     let whole = std::fs::read(&hlog).unwrap();
     let complete = analyze_json(&hlog, &["--timeline"]);
     std::fs::write(&hlog, &whole[..whole.len() - 10]).unwrap();
@@ -434,14 +441,7 @@ fn a_torn_last_line_of_an_hlog_keeps_every_complete_interval() {
 #[test]
 fn run_files_whose_figures_disagree_are_refused_naming_series_and_interval() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.json");
-    cauda()
-        .arg("convert")
-        .arg(fixture("fio/lat_offset_clat.1.log"))
-        .args(["--log-interval", "10ms", "--to", "json", "-o"])
-        .arg(&good)
-        .assert()
-        .success();
+    let good = fio_log_as(&dir, "json");
     let run: Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
     let tag = run["series"][0]["tag"].as_str().unwrap().to_string();
     let damaged = |name: &str, edit: &dyn Fn(&mut Value)| {
