@@ -42,6 +42,24 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+/// Work stopped by Ctrl-C or SIGTERM before anything was measured (a file
+/// being created, a device being preconditioned): exits 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Builds an `anyhow::Error` that exits 130.
+pub fn interrupted(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Interrupted(message.into()))
+}
+
 /// Builds an `anyhow::Error` that exits 2.
 pub fn input_error(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(InputError(message.into()))
@@ -49,6 +67,12 @@ pub fn input_error(message: impl Into<String>) -> anyhow::Error {
 
 /// The exit code an error chain maps to.
 pub fn exit_code_for(err: &anyhow::Error) -> i32 {
+    if err
+        .chain()
+        .any(|cause| cause.downcast_ref::<Interrupted>().is_some())
+    {
+        return EXIT_INTERRUPTED;
+    }
     if err
         .chain()
         .any(|cause| cause.downcast_ref::<InputError>().is_some())

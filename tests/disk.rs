@@ -99,7 +99,7 @@ fn run_job(
 fn write_then_read(writer: EngineKind, reader: EngineKind) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.dat");
-    let target = target::open(&request(&path, true)).unwrap();
+    let target = target::open(&request(&path, true), &StopFlag::new()).unwrap();
     assert!(target.created);
     let mut w = open_engine(writer, &target, 4, 11);
     let mut r = open_engine(reader, &target, 4, 99);
@@ -216,7 +216,7 @@ fn an_open_loop_stall_shows_as_its_backlog() {
     // 1000/s for 2 s through psync on a real file, with the clock frozen
     // for 500 ms at t = 0.5 s (as SIGSTOP would).
     let dir = tempfile::tempdir().unwrap();
-    let t = target::open(&request(&dir.path().join("s.dat"), false)).unwrap();
+    let t = target::open(&request(&dir.path().join("s.dat"), false), &StopFlag::new()).unwrap();
     let mut engine = open_engine(EngineKind::Psync, &t, 1, 1);
     let workload = uniform_workload(Rw::Randread, 100, t.region_len, 3);
     let clock = FakeClock::new(0, 20_000);
@@ -491,8 +491,8 @@ fn failed_and_short_ios_are_counted_by_errno_never_timed() {
     for kind in [EngineKind::Psync, EngineKind::IoUring] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("e.dat");
-        drop(target::open(&request(&path, true)).unwrap());
-        let t = target::open(&request(&path, false)).unwrap();
+        drop(target::open(&request(&path, true), &StopFlag::new()).unwrap());
+        let t = target::open(&request(&path, false), &StopFlag::new()).unwrap();
         std::fs::OpenOptions::new()
             .write(true)
             .open(&path)
@@ -530,4 +530,59 @@ fn failed_and_short_ios_are_counted_by_errno_never_timed() {
         );
         assert!(stats.fatal.is_none(), "EBADF does not stop the run");
     }
+}
+
+#[test]
+fn a_file_larger_than_the_free_space_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.dat");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(&file)
+        .args(["--size", "1000T", "--runtime", "1s", "-q"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("its filesystem has"));
+    assert!(!file.exists(), "nothing is left behind");
+}
+
+#[test]
+fn ctrl_c_while_the_file_is_created_stops_and_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("slow.dat");
+    // Large enough that filling it outlasts the signal, within the room here.
+    let free = common::sh(
+        "df",
+        &["--output=avail", "-B1", dir.path().to_str().unwrap()],
+    )
+    .unwrap()
+    .lines()
+    .last()
+    .and_then(|l| l.trim().parse::<u64>().ok())
+    .unwrap();
+    let size = (free / 4).min(4 << 30);
+    if size < 256 << 20 {
+        eprintln!("skipped: {free} bytes free, too little to create a file slowly");
+        return;
+    }
+    let child = common::cauda_process()
+        .args(["disk", "--file"])
+        .arg(&file)
+        .args(["--size", &size.to_string(), "--runtime", "5s", "-q"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..300 {
+        if file.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    common::signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("nothing was measured"), "{stderr}");
+    assert!(!file.exists(), "the partly created file is removed");
 }

@@ -305,6 +305,7 @@ fn precondition(
     region_start: u64,
     region_len: u64,
     seed: u64,
+    stop: &StopFlag,
 ) -> Result<()> {
     let chunk = (1u64 << 20).min(region_len) / target.logical_block * target.logical_block;
     let chunk = chunk.max(target.logical_block);
@@ -313,6 +314,12 @@ fn precondition(
     for _ in 0..passes {
         let mut at = region_start;
         while at + chunk <= region_start + region_len {
+            if stop.is_raised() {
+                return Err(crate::error::interrupted(format!(
+                    "--precondition stopped at offset {at} of {}; nothing was measured",
+                    target.path.display()
+                )));
+            }
             engine.queue(Op {
                 dir: Dir::Write,
                 offset: at,
@@ -355,7 +362,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         force_destroy_data: config.force_destroy_data,
         seed: config.seed,
     };
-    let target = target::open(&request)?;
+    let target = target::open(&request, stop)?;
     let mut warnings = Vec::new();
     let kind = choose_engine(config, &target, &mut warnings)?;
     if config.precondition > 0 {
@@ -365,6 +372,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
             config.offset,
             target.region_len,
             config.seed,
+            stop,
         )?;
     }
     let before = config.rw.writes().then(|| wa::before(&target));
@@ -422,7 +430,8 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         if config.ramp_ns > 0 {
             let clock = MonotonicClock;
             let mut ignored = JobStats::default();
-            let never = StopFlag::new();
+            // Ctrl-C during the warm-up ends it; the run that follows stops
+            // at once and is saved as interrupted.
             let mut job_state = Job {
                 engine: &mut engine,
                 workload: &mut workload,
@@ -431,7 +440,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
                 stats: &mut ignored,
                 verify: config.verify,
                 submit_batch: config.submit_batch,
-                stop: &never,
+                stop,
             };
             let start = clock.now();
             match period_ns {

@@ -18,8 +18,9 @@ use serde::Serialize;
 
 use super::mark::{read_mark, write_mark};
 use super::safety::data_on_device;
-use crate::error::input_error;
+use crate::error::{input_error, interrupted};
 use crate::model::disk::Mark;
+use crate::record::StopFlag;
 
 /// The extended attribute that marks a file as cauda's own.
 pub use super::mark::MARK_XATTR;
@@ -86,9 +87,9 @@ pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
 
 /// Opens the target, creating and marking a file if needed, after every
 /// safety check.
-pub fn open(req: &OpenRequest) -> Result<Target> {
+pub fn open(req: &OpenRequest, stop: &StopFlag) -> Result<Target> {
     match &req.spec {
-        TargetSpec::File(path) => open_file(path, req),
+        TargetSpec::File(path) => open_file(path, req, stop),
         TargetSpec::Device(path) => open_device(path, req),
     }
 }
@@ -134,7 +135,7 @@ fn direct_refused(path: &Path) -> anyhow::Error {
     ))
 }
 
-fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
+fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> {
     let shown = path.display();
     let mut created = false;
     let mark;
@@ -182,7 +183,7 @@ fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
                 )));
             }
             let size = req.size.unwrap_or(DEFAULT_FILE_SIZE) + req.offset;
-            create_file(path, size, req)?;
+            create_file(path, size, req, stop)?;
             created = true;
             let file = File::open(path).map_err(|e| io_to_input(e, "--file", path))?;
             mark = write_mark(&file, path)?;
@@ -207,7 +208,7 @@ fn open_file(path: &Path, req: &OpenRequest) -> Result<Target> {
         && wanted > len
     {
         if req.writes && (mark != Mark::None || created) {
-            extend_file(path, len, wanted, req.seed)?;
+            extend_file(path, len, wanted, req.seed, stop)?;
             len = wanted;
         } else {
             return Err(input_error(format!(
@@ -317,9 +318,12 @@ fn check_alignment(
     Ok(())
 }
 
-/// Writes `from..to` of `path` with random data (buffered, then fsync).
-fn extend_file(path: &Path, from: u64, to: u64, seed: u64) -> Result<()> {
+/// Writes `from..to` of `path` with random data (buffered, then fsync),
+/// after checking the filesystem has the room; stops within a megabyte
+/// when `stop` rises.
+fn extend_file(path: &Path, from: u64, to: u64, seed: u64, stop: &StopFlag) -> Result<()> {
     use std::io::{Seek, SeekFrom};
+    check_room(path, to.saturating_sub(from))?;
     let mut file = OpenOptions::new()
         .write(true)
         .open(path)
@@ -329,6 +333,12 @@ fn extend_file(path: &Path, from: u64, to: u64, seed: u64) -> Result<()> {
     let mut at = from;
     let mut round = 0u64;
     while at < to {
+        if stop.is_raised() {
+            return Err(interrupted(format!(
+                "stopped while writing {} ({at} of {to} bytes); nothing was measured",
+                path.display()
+            )));
+        }
         let n = (to - at).min(chunk.len() as u64) as usize;
         super::engine::fill_random(
             &mut chunk[..n],
@@ -344,9 +354,27 @@ fn extend_file(path: &Path, from: u64, to: u64, seed: u64) -> Result<()> {
     Ok(())
 }
 
+/// Refuses to write `needed` bytes next to `path` when its filesystem has
+/// less room free: filling it would end in ENOSPC for every other writer.
+fn check_room(path: &Path, needed: u64) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    // A filesystem that reports no size at all (ramfs) cannot be judged.
+    match crate::sys::filesystem_space(dir) {
+        Ok((total, free)) if total > 0 && needed > free => Err(input_error(format!(
+            "--file {}: the file needs {needed} bytes but its filesystem has {free} free; lower \
+             --size or put the file on another filesystem",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Creates the file empty, checks the filesystem takes O_DIRECT if asked,
-/// then fills it; on any failure nothing is left behind.
-fn create_file(path: &Path, size: u64, req: &OpenRequest) -> Result<()> {
+/// then fills it; on any failure or a stop nothing is left behind.
+fn create_file(path: &Path, size: u64, req: &OpenRequest, stop: &StopFlag) -> Result<()> {
     OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -356,7 +384,7 @@ fn create_file(path: &Path, size: u64, req: &OpenRequest) -> Result<()> {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) && req.direct => Err(direct_refused(path)),
         _ => Ok(()),
     };
-    if let Err(e) = direct.and_then(|()| extend_file(path, 0, size, req.seed)) {
+    if let Err(e) = direct.and_then(|()| extend_file(path, 0, size, req.seed, stop)) {
         let _ = std::fs::remove_file(path);
         return Err(e);
     }
