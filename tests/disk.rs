@@ -446,6 +446,19 @@ fn bad_input_is_refused_with_what_to_change() {
     );
 }
 
+/// Sends SIGINT to `child` `after_ms` after `file` appears (the signal
+/// handler is installed before the file is created).
+fn interrupt_once_created(child: &std::process::Child, file: &Path, after_ms: u64) {
+    for _ in 0..600 {
+        if file.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    common::signal(child.id(), "-INT");
+}
+
 #[test]
 fn ctrl_c_saves_the_run_with_its_disk_figures() {
     let dir = tempfile::tempdir().unwrap();
@@ -459,17 +472,8 @@ fn ctrl_c_saves_the_run_with_its_disk_figures() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The signal handler is installed before the file is created: wait for
-    // the file, give the run a moment to measure, then interrupt.
-    let file = dir.path().join("c.dat");
-    for _ in 0..300 {
-        if file.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    common::signal(child.id(), "-INT");
+    // Give the run a moment to measure once its file exists.
+    interrupt_once_created(&child, &dir.path().join("c.dat"), 800);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     // Written once, with the disk section: one rename onto it, none in place.
@@ -572,14 +576,7 @@ fn ctrl_c_while_the_file_is_created_stops_and_removes_it() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    for _ in 0..300 {
-        if file.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    common::signal(child.id(), "-INT");
+    interrupt_once_created(&child, &file, 100);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
