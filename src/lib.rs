@@ -208,6 +208,7 @@ fn serve(args: cli::ServeArgs) -> Result<Outcome> {
         drop_every: args.drop_every,
         dup_every: args.dup_every,
         wrong_seq_every: args.wrong_seq_every,
+        allow_large_replies: args.allow_large_replies,
     };
     config.validate()?;
     let stop = StopFlag::on_signals()?;

@@ -103,6 +103,11 @@ pub struct ServeArgs {
     /// Fault injection for tests: answer every Nth request with a wrong sequence number.
     #[arg(long, value_name = "N", hide = true)]
     pub wrong_seq_every: Option<u64>,
+    /// Answer UDP requests with replies more than 8 times their size when
+    /// listening beyond loopback (by default such requests go unanswered,
+    /// so a spoofed request cannot make cauda a traffic reflector).
+    #[arg(long)]
+    pub allow_large_replies: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,

@@ -72,9 +72,25 @@ pub struct ServeConfig {
     pub dup_every: Option<u64>,
     /// Fault injection: answer every Nth request with a wrong sequence number.
     pub wrong_seq_every: Option<u64>,
+    /// Answer UDP requests with replies more than [`REFLECTION_FACTOR`]
+    /// times their size on a listener beyond loopback.
+    pub allow_large_replies: bool,
 }
 
+/// The most a UDP reply may outgrow its request on a listener beyond
+/// loopback, unless allowed: a spoofed 28-byte request must not turn cauda
+/// into a 2,000× reflector aimed at someone else.
+pub const REFLECTION_FACTOR: u64 = 8;
+
 impl ServeConfig {
+    /// Whether a UDP request of `request_len` bytes asking for a reply of
+    /// `response_size` bytes is answered.
+    pub fn reply_allowed(&self, request_len: usize, response_size: u32) -> bool {
+        self.allow_large_replies
+            || self.listen.ip().is_loopback()
+            || u64::from(response_size) <= REFLECTION_FACTOR * request_len as u64
+    }
+
     /// A loopback responder on an ephemeral port with the default limits.
     pub fn loopback(udp: bool) -> Self {
         ServeConfig {
@@ -88,6 +104,7 @@ impl ServeConfig {
             drop_every: None,
             dup_every: None,
             wrong_seq_every: None,
+            allow_large_replies: false,
         }
     }
 
@@ -131,6 +148,9 @@ pub struct ServeStats {
     pub refused: AtomicU64,
     /// Connections or datagrams dropped for a malformed frame.
     pub malformed: AtomicU64,
+    /// UDP requests not answered because the reply would be more than
+    /// [`REFLECTION_FACTOR`] times the request (beyond loopback).
+    pub oversized: AtomicU64,
     /// Connections dropped because a frame was not completed in time.
     pub slow: AtomicU64,
     /// Connections closed for being idle.
@@ -143,7 +163,7 @@ impl ServeStats {
     /// One line for people.
     pub fn line(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        format!(
+        let mut line = format!(
             "{} replies; {} connections accepted, {} refused (--max-conns), dropped: {} malformed, \
              {} slow, {} idle",
             get(&self.replies),
@@ -152,7 +172,15 @@ impl ServeStats {
             get(&self.malformed),
             get(&self.slow),
             get(&self.idle)
-        )
+        );
+        let oversized = get(&self.oversized);
+        if oversized > 0 {
+            line.push_str(&format!(
+                "; {oversized} UDP request(s) unanswered: the reply would be over \
+                 {REFLECTION_FACTOR}× the request beyond loopback (--allow-large-replies)"
+            ));
+        }
+        line
     }
 }
 
@@ -390,6 +418,10 @@ fn serve_udp(socket: &UdpSocket, config: &ServeConfig, stats: &ServeStats, stop:
                 continue;
             }
         };
+        if !config.reply_allowed(n, header.response_size) {
+            stats.oversized.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
         let (seq, times) = match faults.answer(config, header.seq) {
             Answer::Not => continue,
             Answer::Once(seq) => (seq, 1),
@@ -403,5 +435,25 @@ fn serve_udp(socket: &UdpSocket, config: &ServeConfig, stats: &ServeStats, stop:
             let _ = socket.send_to(&out[..reply.len as usize], peer);
         }
         stats.replies.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn udp_replies_beyond_loopback_are_bounded_by_the_request() {
+        let on = |ip: [u8; 4], allow: bool| ServeConfig {
+            listen: SocketAddr::from((ip, 7470)),
+            allow_large_replies: allow,
+            ..ServeConfig::loopback(true)
+        };
+        // The review's case: a 28-byte request asking for 65,507 bytes.
+        assert!(!on([0, 0, 0, 0], false).reply_allowed(28, 65_507));
+        assert!(!on([10, 0, 0, 1], false).reply_allowed(28, 225));
+        assert!(on([10, 0, 0, 1], false).reply_allowed(28, 224));
+        assert!(on([10, 0, 0, 1], true).reply_allowed(28, 65_507));
+        assert!(on([127, 0, 0, 2], false).reply_allowed(28, 65_507));
     }
 }
