@@ -420,6 +420,9 @@ fn report_html(args: cli::ReportArgs) -> Result<Outcome> {
         .map(|path| load(path, &args.input.read_options()))
         .transpose()?;
     let built = report::html::build(&inputs, baseline.as_ref(), &options, args.svg.is_some())?;
+    if let Some(dir) = &args.svg {
+        report::html::check_svgs(dir, &built.charts, args.force)?;
+    }
     output::write_checked(&args.output, checked, built.html.as_bytes())?;
     eprintln!("wrote {}", args.output.display());
     if let Some(dir) = &args.svg {

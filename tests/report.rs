@@ -279,6 +279,8 @@ fn svg_dir_gets_standalone_charts() {
         std::fs::read_to_string(charts.join("spectrum.svg")).unwrap(),
         "mine"
     );
+    // The collision is found before the page is written: nothing is.
+    assert!(!out.exists(), "the page was written before the refusal");
 }
 
 #[test]

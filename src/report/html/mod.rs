@@ -374,19 +374,13 @@ pub fn check_svg_dir(dir: &Path) -> Result<()> {
 /// The first bytes of every standalone chart: how cauda knows its own files.
 const SVG_MARK: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- cauda report chart -->";
 
-/// Writes the standalone charts into `dir`, refusing (before writing any)
-/// to replace a file cauda did not write unless `force`.
-pub fn write_svgs(dir: &Path, charts: &[Chart], force: bool) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        input_error(format!(
-            "--svg {}: cannot create the directory ({e})",
-            dir.display()
-        ))
-    })?;
-    let paths: Vec<PathBuf> = charts.iter().map(|c| dir.join(&c.file)).collect();
-    for path in &paths {
+/// Checks that the standalone charts can go into `dir` without replacing
+/// a file cauda did not write (unless `force`): called before the page is
+/// written, so a collision stops the command before it writes anything.
+pub fn check_svgs(dir: &Path, charts: &[Chart], force: bool) -> Result<()> {
+    for path in charts.iter().map(|c| dir.join(&c.file)) {
         if path.exists() && !force {
-            let head = std::fs::read(path).unwrap_or_default();
+            let head = std::fs::read(&path).unwrap_or_default();
             if !head.starts_with(SVG_MARK.as_bytes()) {
                 return Err(input_error(format!(
                     "--svg: {} exists and was not written by cauda; choose another directory, or pass --force",
@@ -395,6 +389,20 @@ pub fn write_svgs(dir: &Path, charts: &[Chart], force: bool) -> Result<Vec<PathB
             }
         }
     }
+    Ok(())
+}
+
+/// Writes the standalone charts into `dir` (created if missing), checked
+/// again with [`check_svgs`] first.
+pub fn write_svgs(dir: &Path, charts: &[Chart], force: bool) -> Result<Vec<PathBuf>> {
+    check_svgs(dir, charts, force)?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        input_error(format!(
+            "--svg {}: cannot create the directory ({e})",
+            dir.display()
+        ))
+    })?;
+    let paths: Vec<PathBuf> = charts.iter().map(|c| dir.join(&c.file)).collect();
     for (path, chart) in paths.iter().zip(charts) {
         crate::output::write_atomic(path, chart.svg.as_bytes())?;
     }
