@@ -278,34 +278,45 @@ fn place(tmp: &Path, path: &Path, checked: Option<Checked>) -> std::io::Result<b
 
 fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()> {
     let (tmp, mut file) = create_exclusive(path, "tmp")?;
-    let result = (|| -> Result<()> {
-        file.write_all(bytes)
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("cannot write {} (is the disk full?)", tmp.display()))?;
-        drop(file);
-        let placed = place(&tmp, path, checked)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
-        if !placed {
-            // Something that was not there when the path was checked (or is
-            // not a regular file): keep it, and the result beside it.
-            let (kept, _) = create_exclusive(path, "cauda-saved")?;
-            fs::rename(&tmp, &kept)?;
-            return Err(anyhow::anyhow!(
-                "{} changed since it was checked (another file or link is there now) and was \
-                 left alone; the result is saved in {}",
-                path.display(),
-                kept.display()
-            ));
-        }
-        if let Ok(d) = File::open(parent_dir(path)) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
+    // Until the result is placed, a failure to write it removes the temp
+    // file; a result that cannot be placed is kept (see below).
+    let discard = |e: anyhow::Error| {
         let _ = fs::remove_file(&tmp);
+        e
+    };
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {} (is the disk full?)", tmp.display()))
+        .map_err(discard)?;
+    drop(file);
+    let placed = place(&tmp, path, checked)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+        .map_err(discard)?;
+    if !placed {
+        // Something that was not there when the path was checked (or is not
+        // a regular file): keep it, and the result beside it — or, if even
+        // that fails, where it was written.
+        let kept = match create_exclusive(path, "cauda-saved") {
+            Ok((kept, _)) => match fs::rename(&tmp, &kept) {
+                Ok(()) => kept,
+                Err(_) => {
+                    let _ = fs::remove_file(&kept);
+                    tmp.clone()
+                }
+            },
+            Err(_) => tmp.clone(),
+        };
+        return Err(anyhow::anyhow!(
+            "{} changed since it was checked (another file or link is there now) and was left \
+             alone; the result is saved in {}",
+            path.display(),
+            kept.display()
+        ));
     }
-    result
+    if let Ok(d) = File::open(parent_dir(path)) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 /// The default run-file name, never an existing file: a second run in the
