@@ -270,6 +270,21 @@ pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
     }
 }
 
+/// Sets a listening socket's accept queue to `backlog` connections (Linux
+/// takes a second `listen(2)` as a resize; the kernel caps it at
+/// `net.core.somaxconn`). The standard library listens with 128, which
+/// drops the SYNs of a few hundred clients connecting at once.
+pub fn set_listen_backlog(fd: std::os::fd::BorrowedFd<'_>, backlog: usize) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
+    // SAFETY: listen on a borrowed, open socket descriptor; no memory is passed.
+    if unsafe { libc::listen(fd.as_raw_fd(), backlog) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Waits up to `timeout_ms` for `fd` to become readable (`poll(2)`).
 /// Returns `Ok(true)` when it is (or has an error or hang-up to report),
 /// `Ok(false)` on timeout or when a signal interrupted the wait.

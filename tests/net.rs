@@ -137,6 +137,21 @@ fn loopback_runs_in_both_protocols_record_the_full_round_trip() {
 }
 
 #[test]
+fn hundreds_of_connections_to_the_in_process_responder_all_connect() {
+    // 600 connecting at once overflowed the responder's accept queue (the
+    // standard 128) and the run failed asking whether `cauda serve` ran.
+    let dir = tempfile::tempdir().unwrap();
+    let doc = net_run(
+        dir.path(),
+        "many.json",
+        &["--loopback", "--conns", "600", "--runtime", "1s", "-q"],
+    );
+    assert_eq!(doc["parameters"]["conns"], 600);
+    assert_accounted(&doc);
+    assert_eq!(fault(&doc, "lost"), 0);
+}
+
+#[test]
 fn gap_and_busy_poll_runs_keep_the_accounting() {
     let dir = tempfile::tempdir().unwrap();
     // --gap: every ping waits at least 2 ms after the previous reply.

@@ -1,5 +1,6 @@
 //! `cauda serve` under abuse: garbage, a length of 2^31, half-sent frames,
-//! slow senders, hundreds of idle connections, more than `--max-conns` —
+//! slow senders, hundreds of idle connections, more than `--max-conns` (the
+//! longest idle makes room) —
 //! for both TCP engines — and UDP garbage. Each time it must drop the
 //! offender and keep serving the others, in bounded memory.
 
@@ -105,23 +106,33 @@ fn hundreds_of_idle_connections_cost_bounded_memory() {
 }
 
 #[test]
-fn connections_past_max_conns_are_closed_on_accept() {
+fn at_max_conns_the_longest_idle_connection_makes_room_for_a_new_client() {
     for engine in ENGINES {
         let server = Responder::start(&["--max-conns", "5", "--engine", engine]);
-        let held: Vec<TcpStream> = (0..5)
-            .map(|_| TcpStream::connect(server.addr).unwrap())
-            .collect();
-        std::thread::sleep(Duration::from_millis(300));
-        let mut extra = TcpStream::connect(server.addr).unwrap();
-        let _ = extra.write_all(&request(64, 1));
-        assert!(closed_by_peer(&mut extra));
-        drop(held);
-        // Once they are gone, new clients are served again.
-        let t = Instant::now();
-        while !serves(server.addr) {
-            assert!(t.elapsed() < Duration::from_secs(10), "never served again");
-            std::thread::sleep(Duration::from_millis(100));
+        // Five connections that never speak fill the table, oldest first…
+        let mut idle: Vec<TcpStream> = Vec::new();
+        for _ in 0..5 {
+            idle.push(TcpStream::connect(server.addr).unwrap());
+            std::thread::sleep(Duration::from_millis(30));
         }
+        std::thread::sleep(Duration::from_millis(300));
+        // …and a measuring client is still served at once, not after the
+        // 60 s idle timeout.
+        let t = Instant::now();
+        assert!(serves(server.addr), "{engine}: a new client was locked out");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // The oldest idle connection went; the newest is still open.
+        assert!(closed_by_peer(&mut idle[0]), "{engine}: oldest evicted");
+        let mut newest = idle.pop().unwrap();
+        newest.write_all(&request(64, 1)).unwrap();
+        let mut buf = [0u8; 64];
+        newest
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        std::io::Read::read_exact(&mut newest, &mut buf).unwrap();
+        assert_eq!(Header::decode(&buf, 64).unwrap().seq, 1);
+        let line = server.stop_and_summary();
+        assert!(line.contains("evicted"), "{engine}: {line}");
     }
 }
 

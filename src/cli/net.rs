@@ -81,7 +81,8 @@ pub struct ServeArgs {
     /// How TCP connections are served: a thread each, or one epoll loop.
     #[arg(long, value_enum, default_value_t = crate::probe::net::serve::Engine::Threads)]
     pub engine: crate::probe::net::serve::Engine,
-    /// Most TCP connections served at once; more are closed on accept.
+    /// Most TCP connections served at once; at the limit, the connection
+    /// silent longest is closed to make room for a new one.
     #[arg(long, value_name = "N", default_value_t = 512)]
     pub max_conns: usize,
     /// Largest frame accepted or sent, in bytes (at most 65507).

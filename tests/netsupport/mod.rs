@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command as StdCommand, Stdio};
+use std::process::{Child, ChildStderr, Command as StdCommand, Stdio};
 use std::time::Duration;
 
 use cauda::probe::net::protocol::{Header, Kind};
@@ -13,6 +13,8 @@ use cauda::probe::net::protocol::{Header, Kind};
 pub struct Responder {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The rest of its stderr (kept open: its summary is written there).
+    stderr: BufReader<ChildStderr>,
 }
 
 impl Responder {
@@ -24,9 +26,8 @@ impl Responder {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        stderr.read_line(&mut line).unwrap();
         // "cauda serve: TCP on 127.0.0.1:PORT (max …"
         let addr = line
             .split(" on ")
@@ -35,7 +36,22 @@ impl Responder {
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .parse()
             .unwrap();
-        Responder { child, addr }
+        Responder {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Stops it as Ctrl-C would and returns what it printed from then on
+    /// (its counters).
+    pub fn stop_and_summary(mut self) -> String {
+        let pid = self.pid();
+        let status = StdCommand::new("kill").args(["-INT", &pid]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -INT {pid}");
+        let mut rest = String::new();
+        self.stderr.read_to_string(&mut rest).unwrap();
+        rest
     }
 
     pub fn pid(&self) -> String {

@@ -32,6 +32,16 @@ pub(super) enum Closed {
     Slow,
     /// Nothing sent for the idle timeout.
     Idle,
+    /// The longest idle when a new connection arrived at `--max-conns`.
+    Evicted,
+}
+
+/// Which connection makes room for a new one at `--max-conns`: the one
+/// silent longest. Candidates are `(key, last activity)`; idle clients (or
+/// a flood of connections that never speak) go before busy ones, so a full
+/// table cannot lock a measuring client out for the idle timeout.
+pub(super) fn longest_idle<K>(candidates: impl Iterator<Item = (K, u64)>) -> Option<K> {
+    candidates.min_by_key(|&(_, last)| last).map(|(key, _)| key)
 }
 
 /// Counts requests and applies the fault injection.
@@ -214,6 +224,11 @@ impl Conn {
         }
     }
 
+    /// When the connection last read anything (monotonic ns).
+    pub(super) fn last_activity(&self) -> u64 {
+        self.last_activity
+    }
+
     /// Closes a connection whose frame is overdue or that has idled too long.
     pub(super) fn check_deadlines(&self, now: u64, config: &ServeConfig) -> Result<(), Closed> {
         verdict(
@@ -296,6 +311,24 @@ impl Watch {
             }
             let _ = self.stream.shutdown(Shutdown::Both);
         }
+    }
+
+    /// When the connection last read anything (monotonic ns).
+    pub(super) fn last_activity(&self) -> u64 {
+        self.last.load(Ordering::Relaxed)
+    }
+
+    /// Whether the watchdog has closed (or is closing) the connection.
+    pub(super) fn closing(&self) -> bool {
+        self.why().is_some()
+    }
+
+    /// Closes the connection to make room for a new one.
+    pub(super) fn evict(&self) {
+        if let Ok(mut slot) = self.why.lock() {
+            slot.get_or_insert(Closed::Evicted);
+        }
+        let _ = self.stream.shutdown(Shutdown::Both);
     }
 
     /// Why the watchdog closed the connection, if it did.

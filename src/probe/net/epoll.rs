@@ -12,7 +12,7 @@ use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
-use super::conn::{Closed, Conn};
+use super::conn::{Closed, Conn, longest_idle};
 use super::serve::{ServeConfig, ServeStats, count_closed};
 use crate::record::StopFlag;
 use crate::sys::{self, Epoll};
@@ -34,13 +34,6 @@ pub(super) fn serve(
     let mut free: Vec<usize> = Vec::new();
     let mut tokens = [0u64; 64];
     let mut last_sweep = sys::monotonic_ns();
-    let close = |conns: &mut Vec<Option<Box<Conn>>>, free: &mut Vec<usize>, slot: usize, why| {
-        // Dropping the stream closes it, which also unwatches it.
-        conns[slot] = None;
-        free.push(slot);
-        count_closed(stats, why);
-        stats.open.fetch_sub(1, Ordering::Relaxed);
-    };
     while !stop.is_raised() {
         let n = epoll.wait(&mut tokens, TICK_MS)?;
         for &token in &tokens[..n] {
@@ -53,7 +46,7 @@ pub(super) fn serve(
                 continue;
             };
             if let Err(why) = serve_ready(conn, config, stats) {
-                close(&mut conns, &mut free, slot, why);
+                close(stats, &mut conns, &mut free, slot, why);
             }
         }
         let now = sys::monotonic_ns();
@@ -62,7 +55,7 @@ pub(super) fn serve(
             for slot in 0..conns.len() {
                 let verdict = conns[slot].as_ref().map(|c| c.check_deadlines(now, config));
                 if let Some(Err(why)) = verdict {
-                    close(&mut conns, &mut free, slot, why);
+                    close(stats, &mut conns, &mut free, slot, why);
                 }
             }
         }
@@ -86,6 +79,20 @@ fn serve_ready(conn: &mut Conn, config: &ServeConfig, stats: &ServeStats) -> Res
     }
 }
 
+/// Drops a connection (closing its socket, which also unwatches it).
+fn close(
+    stats: &ServeStats,
+    conns: &mut [Option<Box<Conn>>],
+    free: &mut Vec<usize>,
+    slot: usize,
+    why: Closed,
+) {
+    conns[slot] = None;
+    free.push(slot);
+    count_closed(stats, why);
+    stats.open.fetch_sub(1, Ordering::Relaxed);
+}
+
 fn accept_all(
     listener: &TcpListener,
     epoll: &Epoll,
@@ -101,10 +108,15 @@ fn accept_all(
             // Drained (WouldBlock), or out of descriptors: try again later.
             Err(_) => return,
         };
-        if stats.open.load(Ordering::Relaxed) >= config.max_conns
-            || stream.set_nonblocking(true).is_err()
-            || stream.set_nodelay(true).is_err()
-        {
+        if stats.open.load(Ordering::Relaxed) >= config.max_conns {
+            // Room for the new connection: the one silent longest goes.
+            let open = conns.iter().enumerate();
+            let open = open.filter_map(|(slot, c)| c.as_ref().map(|c| (slot, c.last_activity())));
+            if let Some(slot) = longest_idle(open) {
+                close(stats, conns, free, slot, Closed::Evicted);
+            }
+        }
+        if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
             stats.refused.fetch_add(1, Ordering::Relaxed);
             continue;
         }

@@ -15,6 +15,8 @@ use crate::record::{Clock, StopFlag};
 
 /// How often a blocked receive looks at the stop flag and its deadline.
 const TICK: Duration = Duration::from_millis(100);
+/// The least time a TCP handshake is given.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A connection to the responder.
 #[derive(Debug)]
@@ -62,16 +64,14 @@ impl Link {
             Proto::Tcp => "TCP",
             Proto::Udp => "UDP",
         };
-        let fail = |e: io::Error| {
-            anyhow!(
-                "cannot connect to {peer} over {what} ({e}); is `cauda serve --listen {peer}{}` running there?",
-                if proto == Proto::Udp { " --udp" } else { "" }
-            )
-        };
+        let fail = |e: io::Error| anyhow!("cannot connect to {peer} over {what} ({e})");
         let timeout = Duration::from_nanos(timeout_ns.max(1_000_000));
         let (tcp, udp) = match proto {
             Proto::Tcp => {
-                let s = TcpStream::connect_timeout(&peer, timeout).map_err(fail)?;
+                // Setting up is not measured: a short --timeout must not
+                // fail a handshake that a busy listener answers late.
+                let setup = timeout.max(CONNECT_TIMEOUT);
+                let s = TcpStream::connect_timeout(&peer, setup).map_err(fail)?;
                 s.set_nodelay(true).map_err(fail)?;
                 s.set_read_timeout(Some(TICK.min(timeout))).map_err(fail)?;
                 s.set_write_timeout(Some(timeout)).map_err(fail)?;

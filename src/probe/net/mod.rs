@@ -160,6 +160,8 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
     let _server = if config.loopback {
         let serve_config = serve::ServeConfig {
             max_message: MAX_MESSAGE_LIMIT,
+            // Room for every connection of this run: none is evicted.
+            max_conns: config.conns.max(512),
             ..serve::ServeConfig::loopback(config.proto == Proto::Udp)
         };
         Some(serve::Server::start(serve_config, server_stop.clone())?)
@@ -207,7 +209,23 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
             config.timeout_ns,
             config.busy_poll,
             max_frame,
-        )?;
+        )
+        .map_err(|e| {
+            if config.loopback {
+                anyhow!(
+                    "{e}: the in-process responder did not take connection {} of {}",
+                    thread + 1,
+                    config.conns
+                )
+            } else {
+                let udp = if config.proto == Proto::Udp {
+                    " --udp"
+                } else {
+                    ""
+                };
+                anyhow!("{e}; is `cauda serve --listen {target}{udp}` running there?")
+            }
+        })?;
         let mut talk = Conversation::new(config.size, config.response_size);
         client::warm_up(
             &MonotonicClock,

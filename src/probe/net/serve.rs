@@ -10,7 +10,8 @@
 //! - the request payload is read through a fixed 4 KiB buffer and discarded,
 //!   the reply written from the same buffer, so a connection costs that
 //!   buffer and a 64 KiB stack whatever the frame sizes — memory is bounded
-//!   by `--max-conns` (connections past it are closed on accept);
+//!   by `--max-conns` (at the limit, the connection silent longest is
+//!   closed to make room for the new one);
 //! - a frame that has begun must complete within `--frame-timeout` (a slow
 //!   sender, or half a frame held open), a connection that sends nothing
 //!   is closed after `--idle-timeout`, and a reader that does not take its
@@ -26,7 +27,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::conn::{Answer, Closed, Conn, Faults, Watch, reply_header};
+use super::conn::{Answer, Closed, Conn, Faults, Watch, longest_idle, reply_header};
 use super::protocol::{HEADER_LEN, Header, Kind, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::record::StopFlag;
@@ -144,8 +145,10 @@ pub struct ServeStats {
     pub replies: AtomicU64,
     /// TCP connections accepted.
     pub accepted: AtomicU64,
-    /// TCP connections closed on accept because `--max-conns` were open.
+    /// TCP connections closed on accept: no descriptor, thread or room.
     pub refused: AtomicU64,
+    /// Connections closed to make room at `--max-conns` (the longest idle).
+    pub evicted: AtomicU64,
     /// Connections or datagrams dropped for a malformed frame.
     pub malformed: AtomicU64,
     /// UDP requests not answered because the reply would be more than
@@ -164,11 +167,12 @@ impl ServeStats {
     pub fn line(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let mut line = format!(
-            "{} replies; {} connections accepted, {} refused (--max-conns), dropped: {} malformed, \
-             {} slow, {} idle",
+            "{} replies; {} connections accepted, {} refused, {} evicted (longest idle at \
+             --max-conns), dropped: {} malformed, {} slow, {} idle",
             get(&self.replies),
             get(&self.accepted),
             get(&self.refused),
+            get(&self.evicted),
             get(&self.malformed),
             get(&self.slow),
             get(&self.idle)
@@ -224,6 +228,7 @@ impl Server {
             (addr, thread)
         } else {
             let listener = TcpListener::bind(config.listen).map_err(bind_error)?;
+            sys::set_listen_backlog(listener.as_fd(), config.max_conns)?;
             listener.set_nonblocking(true)?;
             let addr = listener.local_addr()?;
             let (config, stats, stop) = (config.clone(), stats.clone(), stop.clone());
@@ -324,7 +329,9 @@ fn accept_all(
             // reset before accept: the server goes on.
             Err(_) => return,
         };
-        if stats.open.load(Ordering::Relaxed) >= config.max_conns {
+        if stats.open.load(Ordering::Relaxed) >= config.max_conns
+            && !make_room(watches, stats, config.max_conns)
+        {
             stats.refused.fetch_add(1, Ordering::Relaxed);
             continue;
         }
@@ -358,6 +365,25 @@ fn accept_all(
     }
 }
 
+/// At `--max-conns`, asks the connection silent longest to close; false
+/// when none can. Connections being closed count as open until their thread
+/// ends, and are not asked twice.
+fn make_room(watches: &mut Vec<Arc<Watch>>, stats: &ServeStats, max_conns: usize) -> bool {
+    watches.retain(|w| Arc::strong_count(w) > 1);
+    let closing = watches.iter().filter(|w| w.closing()).count();
+    if stats.open.load(Ordering::Relaxed).saturating_sub(closing) < max_conns {
+        return true;
+    }
+    let open = watches.iter().filter(|w| !w.closing());
+    match longest_idle(open.map(|w| (w, w.last_activity()))) {
+        Some(victim) => {
+            victim.evict();
+            true
+        }
+        None => false,
+    }
+}
+
 /// Counts a closed connection by why it closed.
 pub(super) fn count_closed(stats: &ServeStats, why: Closed) {
     let counter = match why {
@@ -365,6 +391,7 @@ pub(super) fn count_closed(stats: &ServeStats, why: Closed) {
         Closed::Malformed => &stats.malformed,
         Closed::Slow => &stats.slow,
         Closed::Idle => &stats.idle,
+        Closed::Evicted => &stats.evicted,
     };
     counter.fetch_add(1, Ordering::Relaxed);
 }
