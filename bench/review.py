@@ -1031,7 +1031,9 @@ def class6(sample_target: int):
         else:
             counts["changed silently"] += 1
             R.changed_silently += 1
-            if len(silent_examples) < 6:
+            if s_at <= i < e_at:
+                counts["silent in series/summary"] = counts.get("silent in series/summary", 0) + 1
+            if len(silent_examples) < 8 and (s_at <= i < e_at or len(silent_examples) < 3):
                 shutil.copy(path, keep)
                 ctx = data[max(0, i - 30):i + 10].decode(errors="replace")
                 silent_examples.append((i, data[i], newb, ctx, bad[0] if bad else "consistent", keep))
@@ -1076,7 +1078,7 @@ def class6(sample_target: int):
     # torn last line of an .hlog
     hl = open(R.path("fix", "run.hlog")).read()
     lines = hl.rstrip("\n").split("\n")
-    data_lines = [l for l in lines if l and l[0].isdigit()]
+    data_lines = [l for l in lines if l and not l.startswith(("#", '"'))]
     torn = os.path.join(work, "torn.hlog")
     cut = "\n".join(lines)[: len("\n".join(lines)) - len(lines[-1]) // 2]
     with open(torn, "w") as f:
