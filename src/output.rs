@@ -124,21 +124,33 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
             dir.display()
         )));
     }
-    let probe = dir.join(format!(".cauda-write-check-{}", std::process::id()));
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = fs::remove_file(&probe);
-            Ok(checked)
-        }
+    match can_create_in(&dir) {
+        Ok(()) => Ok(checked),
         Err(e) => Err(input_error(format!(
             "{flag} {shown}: cannot write in {} ({e}); choose a writable directory",
             dir.display()
         ))),
+    }
+}
+
+/// Whether a file can be created in `dir`, tried with a file that has no
+/// name (`O_TMPFILE`), so nothing planted under a guessable name can make
+/// the check fail; on a filesystem without it, with a fresh exclusive name.
+fn can_create_in(dir: &Path) -> std::io::Result<()> {
+    let unnamed = OpenOptions::new()
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(dir);
+    match unnamed {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
+            let (probe, _) = create_exclusive(&dir.join("cauda"), "write-check")
+                .map_err(|e| std::io::Error::other(format!("{e:#}")))?;
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -284,10 +296,16 @@ fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()
         let _ = fs::remove_file(&tmp);
         e
     };
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("cannot write {} (is the disk full?)", tmp.display()))
-        .map_err(discard)?;
+    let written = crate::sys::reserve(&file, bytes.len() as u64)
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        if crate::sys::is_out_of_space(&e) {
+            return Err(rescue(path, bytes, &e));
+        }
+        return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
+    }
     drop(file);
     let placed = place(&tmp, path, checked)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
@@ -317,6 +335,43 @@ fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Where a result goes when its own filesystem is full: the first of
+/// `$TMPDIR`, `/var/tmp`, `/dev/shm` and `/tmp` with room, under a fresh
+/// exclusive name. The error says where it is (or that nothing had room).
+fn rescue(path: &Path, bytes: &[u8], full: &std::io::Error) -> anyhow::Error {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cauda-result".into());
+    let places = std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(["/var/tmp", "/dev/shm", "/tmp"].map(PathBuf::from));
+    for dir in places {
+        if dir == parent_dir(path) || !dir.is_dir() {
+            continue;
+        }
+        let Ok((kept, mut file)) = create_exclusive(&dir.join(&name), "cauda-rescued") else {
+            continue;
+        };
+        let ok = crate::sys::reserve(&file, bytes.len() as u64)
+            .and_then(|()| file.write_all(bytes))
+            .and_then(|()| file.sync_all());
+        if ok.is_ok() {
+            return anyhow::anyhow!(
+                "cannot write {} ({full}: the filesystem is full); the result is saved in {} —                  free some space and move it there",
+                path.display(),
+                kept.display()
+            );
+        }
+        let _ = fs::remove_file(&kept);
+    }
+    anyhow::anyhow!(
+        "cannot write {} ({full}: the filesystem is full), and $TMPDIR, /var/tmp, /dev/shm and          /tmp had no room for it either; free some space and run again",
+        path.display()
+    )
 }
 
 /// The default run-file name, never an existing file: a second run in the

@@ -194,6 +194,29 @@ pub fn filesystem_space(path: &std::path::Path) -> io::Result<(u64, u64)> {
     Ok((stat.f_blocks as u64 * unit, stat.f_bavail as u64 * unit))
 }
 
+/// Reserves `len` bytes for `file` (`posix_fallocate`), so a full disk
+/// shows before anything is written. Filesystems that cannot reserve
+/// (`EOPNOTSUPP`, `EINVAL`) are not an error: the write itself will tell.
+pub fn reserve(file: &std::fs::File, len: u64) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let Ok(len) = libc::off_t::try_from(len) else {
+        return Err(io::Error::from_raw_os_error(libc::EFBIG));
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: an open descriptor and plain integers; no memory is passed.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+        0 | libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// Whether an error means the filesystem (or the user's quota) is full.
+pub fn is_out_of_space(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+}
+
 /// Renames `from` to `to` only if nothing is at `to` (`renameat2` with
 /// `RENAME_NOREPLACE`, or a hard link and an unlink on a filesystem
 /// without it): `AlreadyExists` if something is, and then nothing changed.

@@ -97,3 +97,70 @@ fn inputs_that_may_never_end_are_refused_at_once() {
         refused(&args, kind);
     }
 }
+
+#[test]
+fn links_planted_at_the_write_check_and_lock_names_neither_block_nor_redirect() {
+    // The directory check used `.cauda-write-check-PID`: a link planted
+    // there made every run in the directory fail "File exists".
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let script = format!(
+        "cd {dir} && ln -s {victim} .cauda-write-check-$$ && exec {cauda} timer --runtime 300ms \
+         -q -o out.json",
+        dir = dir.path().display(),
+        victim = victim.display(),
+        cauda = assert_cmd::cargo::cargo_bin("cauda").display(),
+    );
+    let status = StdCommand::new("sh")
+        .args(["-c", &script])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(dir.path().join("out.json").is_file());
+}
+
+#[test]
+fn a_result_whose_filesystem_is_full_is_saved_elsewhere_and_the_error_says_where() {
+    let Some(mut lo) = common::loopdev::Loop::new(8, true) else {
+        return;
+    };
+    let at = lo.mount("rw");
+    // Filled to the last block (root may use the reserved ones too).
+    let _ = common::sh(
+        "dd",
+        &[
+            "if=/dev/zero",
+            &format!("of={}", at.join("filler").display()),
+            "bs=4k",
+            "status=none",
+        ],
+    );
+    let rescue = tempfile::tempdir().unwrap();
+    let out = at.join("run.json");
+    let assert = cauda()
+        .env("TMPDIR", rescue.path())
+        .args(["timer", "--runtime", "500ms", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("the filesystem is full"))
+        .stderr(predicates::str::contains("saved in"));
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let saved: Vec<_> = std::fs::read_dir(rescue.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{stderr}");
+    assert!(stderr.contains(&saved[0].display().to_string()), "{stderr}");
+    // The rescued file is the whole run: it analyses like any run file.
+    let run = common::read_json(&saved[0]);
+    assert!(common::recorded(&run["series"][0]) > 100);
+    assert!(!out.exists(), "no partial file on the full filesystem");
+    assert_eq!(
+        std::fs::read_dir(&at).unwrap().count(),
+        2,
+        "only the filler (and lost+found)"
+    );
+}

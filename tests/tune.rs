@@ -355,6 +355,39 @@ fn a_corrupt_journal_is_refused_and_nothing_changes() {
 }
 
 #[test]
+fn a_link_planted_at_the_tuning_lock_is_refused_and_its_target_untouched() {
+    let fake = Fake::new();
+    let victim = fake.file("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let lock = fake.root().join("var/lib/cauda/tune.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&victim, &lock).unwrap();
+    let before = tree(fake.root());
+    let journal = fake.file("tune.journal");
+    fake.apply(&journal)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a symbolic link"))
+        .stderr(predicate::str::contains("--force").not());
+    assert_eq!(tree(fake.root()), before, "nothing applied");
+    assert!(!journal.exists());
+
+    // Applied with the lock in place, then a link planted for the rollback.
+    std::fs::remove_file(&lock).unwrap();
+    fake.apply(&journal).assert().success();
+    let applied = tree(fake.root());
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&victim, &lock).unwrap();
+    let mut back = rollback(&journal);
+    back.arg("--root").arg(fake.root());
+    back.assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a symbolic link"));
+    assert_eq!(tree(fake.root()), applied, "nothing rolled back unlocked");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
 fn a_journal_from_another_host_needs_force() {
     let fake = Fake::new();
     let r = fake.root();

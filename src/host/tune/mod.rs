@@ -14,6 +14,7 @@ pub mod plan;
 pub mod rollback;
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 
 use anyhow::{Context, Result};
 
@@ -42,15 +43,32 @@ pub fn lock_host(root: &HostRoot) -> Result<Option<HostLock>> {
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| {
+            // Never through a link planted there, never onto a FIFO or a
+            // device: the lock's own regular file or nothing.
             std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
+                .mode(0o644)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
                 .open(&path)
         });
+    let refuse = |what: &str| {
+        input_error(format!(
+            "the tuning lock {} is {what}, not cauda's lock file; remove it and run again",
+            path.display()
+        ))
+    };
     let mut file = match opened {
-        Ok(file) => file,
+        Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => file,
+        Ok(file) => {
+            let meta = file.metadata()?;
+            return Err(refuse(crate::input::kind_of(&meta)));
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refuse("a symbolic link"));
+        }
         Err(e) => {
             eprintln!(
                 "warning: cannot create the lock {} ({e}); not guarded against a concurrent tune",
