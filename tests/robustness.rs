@@ -4,6 +4,8 @@
 //! What loads is analysed too. Seeded, so a failure reproduces. Longer
 //! runs: `CAUDA_MUTATIONS=20000 cargo test --release --test robustness`.
 
+mod common;
+
 use std::path::PathBuf;
 
 use cauda::formats::{self, ReadOptions};
@@ -143,4 +145,42 @@ fn mutated_fixtures_never_panic_the_importers() {
         fixtures.len()
     );
     assert!(refused > 0 && loaded > 0);
+}
+
+#[test]
+fn inputs_that_would_take_memory_of_their_size_are_refused_at_their_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    // One line of 17 MiB of digits (the review used 1 GiB: 1 GB of memory).
+    let long = dir.path().join("long.txt");
+    let mut text = b"12\n".to_vec();
+    text.resize(text.len() + (17 << 20), b'7');
+    std::fs::write(&long, &text).unwrap();
+    let out = common::cauda().arg("analyze").arg(&long).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line starting at byte 3 is longer than 16 MiB"),
+        "{stderr}"
+    );
+
+    // An .hlog line whose histogram claims a 2 GiB payload.
+    let hlog = dir.path().join("claims.hlog");
+    let mut plain = Vec::new();
+    hdrhistogram::serialization::Serializer::serialize(
+        &mut hdrhistogram::serialization::V2Serializer::new(),
+        &hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap(),
+        &mut plain,
+    )
+    .unwrap();
+    plain[4..8].copy_from_slice(&(2u32 << 30).to_be_bytes());
+    use base64::Engine;
+    let line = format!(
+        "0.000,1.000,0.0,{}\n",
+        base64::engine::general_purpose::STANDARD.encode(&plain)
+    );
+    std::fs::write(&hlog, line).unwrap();
+    let out = common::cauda().arg("analyze").arg(&hlog).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("a payload of 2147483648 bytes"), "{stderr}");
 }

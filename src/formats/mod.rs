@@ -17,6 +17,7 @@ pub mod hlog;
 pub mod lines;
 pub mod merge;
 pub mod numbers;
+pub mod reader;
 pub mod runfile;
 pub mod sockperf;
 
@@ -31,6 +32,7 @@ use crate::error::input_error;
 use crate::input::{self, Refusal};
 use crate::model::{Format, Loaded};
 use crate::units::TimeUnit;
+use reader::Input;
 
 /// Options that only some formats use.
 #[derive(Clone, Debug)]
@@ -156,7 +158,7 @@ pub fn detect(source: &str, head: &[u8]) -> Result<Format> {
 
 /// Opens a file, transparently decompressing gzip, and returns its first
 /// bytes (for detection) and a reader positioned at its start.
-fn open(path: &Path) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
+fn open(path: &Path) -> Result<(Vec<u8>, Input)> {
     let source = path.display().to_string();
     let open_error = |e: std::io::Error| {
         let hint = match e.kind() {
@@ -176,13 +178,13 @@ fn open(path: &Path) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
 
 /// Decompresses gzip when the stream starts with its magic number, and
 /// returns the first bytes (for detection) and a reader from the start.
-fn sniff(source: &str, mut raw: Box<dyn BufRead>) -> Result<(Vec<u8>, Box<dyn BufRead>)> {
+fn sniff(source: &str, mut raw: Box<dyn BufRead>) -> Result<(Vec<u8>, Input)> {
     let gzip = raw
         .fill_buf()
         .map_err(|e| input_error(format!("{source}: cannot read ({e})")))?
         .starts_with(&GZIP_MAGIC);
-    let mut reader: Box<dyn BufRead> = if gzip {
-        Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(raw)))
+    let mut reader: Box<dyn Read> = if gzip {
+        Box::new(MultiGzDecoder::new(raw))
     } else {
         raw
     };
@@ -191,12 +193,8 @@ fn sniff(source: &str, mut raw: Box<dyn BufRead>) -> Result<(Vec<u8>, Box<dyn Bu
         .take(8192)
         .read_to_end(&mut head)
         .map_err(|e| read_error(source, gzip, e))?;
-    let rest: Box<dyn BufRead> = Box::new(GzAware {
-        inner: std::io::Cursor::new(head.clone()).chain(reader),
-        source: source.to_string(),
-        gzip,
-    });
-    Ok((head, rest))
+    let rest = std::io::Cursor::new(head.clone()).chain(reader);
+    Ok((head, Input::new(source, Box::new(rest), gzip)))
 }
 
 fn read_error(source: &str, gzip: bool, e: std::io::Error) -> anyhow::Error {
@@ -209,49 +207,10 @@ fn read_error(source: &str, gzip: bool, e: std::io::Error) -> anyhow::Error {
     }
 }
 
-/// A reader whose errors say when a gzip stream is damaged.
-struct GzAware<R> {
-    inner: R,
-    source: String,
-    gzip: bool,
-}
-
-/// Names a damaged gzip stream in an I/O error; other errors pass through.
-fn annotate(gzip: bool, source: &str, e: std::io::Error) -> std::io::Error {
-    if gzip {
-        std::io::Error::new(
-            e.kind(),
-            format!("{source}: the gzip stream is truncated or corrupt ({e})"),
-        )
-    } else {
-        e
-    }
-}
-
-impl<R: BufRead> Read for GzAware<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let (gzip, source) = (self.gzip, &self.source);
-        self.inner.read(buf).map_err(|e| annotate(gzip, source, e))
-    }
-}
-
-impl<R: BufRead> BufRead for GzAware<R> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        let (gzip, source) = (self.gzip, &self.source);
-        self.inner.fill_buf().map_err(|e| annotate(gzip, source, e))
-    }
-
-    fn consume(&mut self, amount: usize) {
-        self.inner.consume(amount);
-    }
-}
-
-fn read_text(source: &str, mut reader: Box<dyn BufRead>) -> Result<String> {
-    let mut text = String::new();
+fn read_text(source: &str, reader: Input) -> Result<String> {
     reader
-        .read_to_string(&mut text)
-        .map_err(|e| input_error(format!("{source}: cannot read as text ({e})")))?;
-    Ok(text)
+        .into_text()
+        .map_err(|e| input_error(format!("{source}: cannot read as text ({e})")))
 }
 
 /// Reads a file in whatever supported format it holds (or `options.format`).
@@ -291,7 +250,7 @@ pub fn load_bytes(source: &str, bytes: &[u8], options: &ReadOptions) -> Result<L
 fn load_from(
     source: String,
     format: Format,
-    reader: Box<dyn BufRead>,
+    reader: Input,
     options: &ReadOptions,
 ) -> Result<Loaded> {
     let loaded = |series, run| Loaded {
@@ -300,6 +259,15 @@ fn load_from(
         series,
         run,
         warnings: Vec::new(),
+    };
+    let json = matches!(
+        format,
+        Format::CaudaRun | Format::FioJson | Format::CyclictestJson
+    );
+    let reader = if json {
+        reader
+    } else {
+        reader.with_line_limit()
     };
     match format {
         Format::CaudaRun => {

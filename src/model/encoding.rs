@@ -5,6 +5,8 @@
 //! Spec: HdrHistogram's `encodeIntoCompressedByteBuffer` (V2 cookie
 //! 0x1c849304, ZigZag LEB128 counts, zlib-deflated).
 
+use std::io::Read;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
@@ -24,14 +26,123 @@ pub fn encode(hist: &Histogram<u64>) -> String {
     STANDARD.encode(bytes)
 }
 
+/// The plain V2 encoding's cookie, and the deflated one's (HdrHistogram
+/// ORs in a word size, 0x10, that readers mask off).
+const V2_COOKIE: u32 = 0x1c84_9313;
+const V2_DEFLATE_COOKIE: u32 = 0x1c84_9314;
+const COOKIE_BASE_MASK: u32 = !0xf0;
+/// A plain V2 header: cookie, payload length, normalizing offset,
+/// significant digits, lowest, highest, integer-to-double ratio.
+const V2_HEADER_LEN: usize = 40;
+/// The longest a ZigZag LEB128 count can be.
+const MAX_VARINT_LEN: u64 = 9;
+
 /// Decodes V2 (deflate or plain) base64 into a histogram.
+///
+/// The header's lengths are checked against what the histogram it
+/// describes can hold before anything is allocated or inflated: a header
+/// claiming a 2 GiB payload, or a few bytes that inflate to gigabytes,
+/// is refused at the size the histogram's own bounds allow.
 pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = STANDARD
         .decode(text.trim())
         .map_err(|e| format!("histogram is not valid base64 ({e})"))?;
+    let plain = plain_v2(&bytes)?;
     Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
+        .deserialize(&mut plain.as_slice())
         .map_err(|e| format!("histogram is not a valid HdrHistogram V2 encoding ({e:?})"))
+}
+
+/// The plain V2 encoding of `bytes` (inflated if deflated), its payload
+/// length checked against the most counts its header's bounds can need.
+fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let invalid =
+        |what: &str| format!("histogram is not a valid HdrHistogram V2 encoding ({what})");
+    let cookie = |b: &[u8]| {
+        b.get(..4)
+            .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]) & COOKIE_BASE_MASK)
+    };
+    let mut plain = match cookie(bytes) {
+        Some(c) if c == V2_COOKIE & COOKIE_BASE_MASK => {
+            let claimed = payload_bound(bytes).map_err(|e| invalid(&e))?;
+            if ((bytes.len() - V2_HEADER_LEN) as u64) < claimed {
+                return Err(invalid("the payload is shorter than its header says"));
+            }
+            bytes.to_vec()
+        }
+        Some(c) if c == V2_DEFLATE_COOKIE & COOKIE_BASE_MASK => {
+            let deflated = bytes.get(8..).ok_or_else(|| invalid("truncated"))?;
+            let mut inflater = flate2::read::ZlibDecoder::new(deflated);
+            let mut plain = Vec::with_capacity(V2_HEADER_LEN);
+            (&mut inflater)
+                .take(V2_HEADER_LEN as u64)
+                .read_to_end(&mut plain)
+                .map_err(|e| invalid(&format!("cannot inflate: {e}")))?;
+            if cookie(&plain) != Some(V2_COOKIE & COOKIE_BASE_MASK) {
+                return Err(invalid("no V2 histogram inside the deflated data"));
+            }
+            let claimed = payload_bound(&plain).map_err(|e| invalid(&e))?;
+            inflater
+                .take(claimed)
+                .read_to_end(&mut plain)
+                .map_err(|e| invalid(&format!("cannot inflate: {e}")))?;
+            if ((plain.len() - V2_HEADER_LEN) as u64) < claimed {
+                return Err(invalid("the payload is shorter than its header says"));
+            }
+            plain
+        }
+        _ => return Err(invalid("unknown cookie")),
+    };
+    // The decoder takes only the cookie with the word size HdrHistogram writes.
+    plain[..4].copy_from_slice(&V2_COOKIE.to_be_bytes());
+    Ok(plain)
+}
+
+/// The payload length a plain V2 header claims, if its histogram's bounds
+/// could need that many bytes (every count a 9-byte varint).
+fn payload_bound(header: &[u8]) -> Result<u64, String> {
+    if header.len() < V2_HEADER_LEN {
+        return Err("truncated header".into());
+    }
+    let field = |at: usize, len: usize| {
+        header[at..at + len]
+            .iter()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+    };
+    let (claimed, digits, lowest, highest) =
+        (field(4, 4), field(12, 4), field(16, 8), field(24, 8));
+    let counts = counts_len(lowest, highest, digits).ok_or("impossible bounds")?;
+    if claimed > counts * MAX_VARINT_LEN {
+        return Err(format!(
+            "a payload of {claimed} bytes for a histogram of {counts} counts"
+        ));
+    }
+    Ok(claimed)
+}
+
+/// How many counts HdrHistogram keeps for these bounds (its
+/// `counts_array_length`), or `None` for bounds no histogram can have.
+fn counts_len(lowest: u64, highest: u64, digits: u64) -> Option<u64> {
+    if lowest == 0 || digits > 5 || highest < lowest.checked_mul(2)? {
+        return None;
+    }
+    let largest_single_unit = 2 * 10u64.pow(digits as u32);
+    let sub_bucket_count = largest_single_unit.next_power_of_two();
+    let unit_magnitude = 63 - lowest.leading_zeros();
+    let mut smallest_untrackable = sub_bucket_count.checked_shl(unit_magnitude)?;
+    if smallest_untrackable.leading_zeros() < 1 {
+        return None;
+    }
+    let mut buckets = 1u64;
+    while smallest_untrackable <= highest {
+        if smallest_untrackable > u64::MAX / 2 {
+            buckets += 1;
+            break;
+        }
+        smallest_untrackable <<= 1;
+        buckets += 1;
+    }
+    Some((buckets + 1) * (sub_bucket_count / 2))
 }
 
 #[cfg(test)]
@@ -49,6 +160,42 @@ mod tests {
         assert!(text.starts_with("HISTFA"), "V2 deflate cookie: {text}");
         let back = decode(&text).unwrap();
         assert_eq!(back, h);
+    }
+
+    #[test]
+    fn counts_length_is_hdrhistograms() {
+        for (low, high, digits) in [(1, 3_600_000_000_000, 3), (1, 2, 0), (1000, u64::MAX, 5)] {
+            let h = Histogram::<u64>::new_with_bounds(low, high, digits as u8).unwrap();
+            assert_eq!(
+                counts_len(low, high, digits),
+                Some(h.distinct_values() as u64)
+            );
+        }
+        assert_eq!(counts_len(0, 10, 3), None);
+        assert_eq!(counts_len(1, 10, 6), None);
+    }
+
+    #[test]
+    fn lengths_beyond_the_histograms_bounds_are_refused_before_allocating() {
+        let h = empty_hdr();
+        let mut plain = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&h, &mut plain)
+            .unwrap();
+        // A plain V2 header claiming 2 GiB of payload.
+        plain[4..8].copy_from_slice(&(2u32 << 30).to_be_bytes());
+        let err = decode(&STANDARD.encode(&plain)).unwrap_err();
+        assert!(err.contains("a payload of 2147483648 bytes"), "{err}");
+        // The same header deflated: refused from its first 40 inflated bytes.
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut z, &plain).unwrap();
+        std::io::Write::write_all(&mut z, &vec![0u8; 64 << 20]).unwrap();
+        let deflated = z.finish().unwrap();
+        let mut bomb = V2_DEFLATE_COOKIE.to_be_bytes().to_vec();
+        bomb.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        bomb.extend_from_slice(&deflated);
+        let err = decode(&STANDARD.encode(&bomb)).unwrap_err();
+        assert!(err.contains("a payload of"), "{err}");
     }
 
     #[test]

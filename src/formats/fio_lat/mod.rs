@@ -162,6 +162,7 @@ enum Fault {
     Number(usize, String),
     Averaged,
     Cutter(String),
+    TooLong,
     Read(std::io::Error),
 }
 
@@ -198,6 +199,10 @@ impl LineFault {
                  0); averaging erased the tail — re-run fio with log_avg_msec=0"
             ),
             Fault::Cutter(why) => format!("{at}: {why}"),
+            Fault::TooLong => format!(
+                "{at}: the line is longer than {} MiB: not a line of a fio log",
+                crate::formats::reader::MAX_LINE >> 20
+            ),
             Fault::Read(e) => format!("{source}: cannot read ({e})"),
         })
     }
@@ -230,7 +235,14 @@ fn parse_chunk(
     let mut line_no = 0;
     loop {
         if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
+            // A line longer than the buffer, up to the one bound on lines.
+            if buf.len() as u64 > crate::formats::reader::MAX_LINE {
+                return Err(LineFault {
+                    line: line_no + 1,
+                    fault: Fault::TooLong,
+                });
+            }
+            buf.resize(buf.len() * 2, 0);
         }
         let read = reader.read(&mut buf[filled..])?;
         filled += read;
