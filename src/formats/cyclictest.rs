@@ -35,17 +35,15 @@ fn finish(
     hists
         .into_iter()
         .enumerate()
-        .map(|(t, hist)| {
-            let mut record = IntervalRecord::from_histogram(0, 0, &hist);
-            if let Some(&min) = mins.get(t) {
-                record.min = min.saturating_mul(unit_ns);
-            }
-            if let Some(&max) = maxs.get(t) {
-                record.max = record.max.max(max.saturating_mul(unit_ns));
-            }
-            if let Some(&avg) = avgs.get(t) {
-                record.sum = (avg * unit_ns as f64 * record.count as f64).round() as u128;
-            }
+        .map(|(t, mut hist)| {
+            let (low, high) = (hist.stats().min, hist.stats().max);
+            let min = mins.get(t).map_or(low, |&min| min.saturating_mul(unit_ns));
+            let max = maxs
+                .get(t)
+                .map_or(high, |&max| high.max(max.saturating_mul(unit_ns)));
+            let mean = avgs.get(t).map(|&avg| avg * unit_ns as f64);
+            hist.pin_extremes(min, max, mean);
+            let record = IntervalRecord::from_histogram(0, 0, &hist);
             let mut series = Series::new(format!("thread{t}"), MeasuredFrom::IntendedStart);
             series.intervals.push(record);
             series

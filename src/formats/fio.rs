@@ -137,13 +137,11 @@ fn series_from_stats(source: &str, tag: &str, stats: &Value, n: u64) -> Result<S
             })?;
             hist.record_n(v, c);
         }
-        let mut record = IntervalRecord::from_histogram(0, 0, &hist);
         // fio's own min/max/mean are exact; the bins are bucket midpoints.
         if let (Some(min), Some(max), Some(mean)) = (int("min"), int("max"), float("mean")) {
-            record.min = min;
-            record.max = max;
-            record.sum = (mean * record.count as f64).round() as u128;
+            hist.pin_extremes(min, max, Some(mean));
         }
+        let record = IntervalRecord::from_histogram(0, 0, &hist);
         series.intervals.push(record);
         return Ok(series);
     }

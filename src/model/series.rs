@@ -7,7 +7,7 @@ use super::digest::Digest;
 use super::encoding;
 use super::summary::Percentiles;
 use crate::record::buckets::BucketCounts;
-use crate::record::histogram::{ExactStats, LatencyHistogram, MAX_VALUES};
+use crate::record::histogram::{ExactStats, LatencyHistogram, MAX_VALUES, bucket_range};
 
 /// Where a series' latencies are measured from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,8 +221,10 @@ impl IntervalRecord {
         Ok(())
     }
 
-    /// Checks the stored statistics against each other and the histogram.
-    fn check(&self, total: u64) -> Result<(), String> {
+    /// Checks the stored statistics against each other and the histogram:
+    /// the count is what it holds, min lies in its lowest occupied bucket
+    /// and max in its highest (or above it, when values were clamped).
+    fn check(&self, total: u64, occupied: Option<Occupied>) -> Result<(), String> {
         self.check_stats()?;
         if total != self.count {
             return Err(format!(
@@ -230,19 +232,53 @@ impl IntervalRecord {
                 self.count
             ));
         }
+        let Some(Occupied { first, last }) = occupied else {
+            return Ok(());
+        };
+        // Values above the histogram's range are counted in its top bucket.
+        let clamped_above =
+            |value: u64, bucket: (u64, u64)| self.clamped > 0 && bucket == last && value > bucket.1;
+        if !(first.0..=first.1).contains(&self.min) && !clamped_above(self.min, first) {
+            return Err(format!(
+                "min {} is outside the histogram's lowest occupied bucket ({}–{})",
+                self.min, first.0, first.1
+            ));
+        }
+        if !(last.0..=last.1).contains(&self.max) && !clamped_above(self.max, last) {
+            return Err(format!(
+                "max {} is outside the histogram's highest occupied bucket ({}–{})",
+                self.max, last.0, last.1
+            ));
+        }
         Ok(())
     }
 
-    /// The histogram's (bucket value, count) pairs, checked against the count.
+    /// The histogram's (bucket value, count) pairs, checked against the
+    /// stored statistics.
     pub fn entries(&self) -> Result<std::borrow::Cow<'_, [(u64, u64)]>, String> {
-        let entries = self.histogram.entries()?;
-        self.check(entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.1)))?;
-        Ok(entries)
+        let (entries, occupied) = match &self.histogram {
+            HistogramData::Sparse(packed) => {
+                let entries = unpack_entries(packed);
+                let occupied = Occupied::of_buckets(entries.iter().map(|e| e.0));
+                (entries, occupied)
+            }
+            HistogramData::Encoded(text) => {
+                let hdr = encoding::decode(text)?;
+                let entries = hdr
+                    .iter_recorded()
+                    .map(|b| (b.value_iterated_to(), b.count_at_value()))
+                    .collect();
+                (entries, Occupied::of_hdr(&hdr))
+            }
+        };
+        let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.1));
+        self.check(total, occupied)?;
+        Ok(std::borrow::Cow::Owned(entries))
     }
 
     /// Adds the interval's buckets to `total` — without decoding a histogram
     /// when it is held sparse — and yields its (bucket value, count) pairs
-    /// to `visit`; checked against the stored count.
+    /// to `visit`; checked against the stored statistics.
     pub fn add_to(
         &self,
         total: &mut BucketCounts,
@@ -250,8 +286,17 @@ impl IntervalRecord {
     ) -> Result<(), String> {
         match &self.histogram {
             HistogramData::Sparse(packed) => {
-                let held = total.add_packed(packed, visit)?;
-                self.check(held)?;
+                let (mut first, mut last) = (None, 0);
+                let held = total.add_packed(packed, |pairs| {
+                    let mut seen = pairs.inspect(|&(value, _)| {
+                        first.get_or_insert(value);
+                        last = value;
+                    });
+                    visit(&mut seen);
+                    seen.for_each(drop);
+                })?;
+                let occupied = first.and_then(|first| Occupied::of_buckets([first, last]));
+                self.check(held, occupied)?;
             }
             HistogramData::Encoded(_) => {
                 let entries = self.entries()?;
@@ -270,8 +315,41 @@ impl IntervalRecord {
             HistogramData::Encoded(text) => encoding::decode(text)?,
             HistogramData::Sparse(packed) => hdr_from_packed(packed),
         };
-        self.check(hdr.len())?;
+        self.check(hdr.len(), Occupied::of_hdr(&hdr))?;
         Ok(LatencyHistogram::from_parts(hdr, self.stats()))
+    }
+}
+
+/// The values a histogram's lowest and highest occupied buckets can hold,
+/// each as (lowest, highest): where an interval's exact min and max must lie.
+#[derive(Clone, Copy, Debug)]
+struct Occupied {
+    first: (u64, u64),
+    last: (u64, u64),
+}
+
+impl Occupied {
+    /// From the bucket values (in increasing order) of cauda's own shape.
+    fn of_buckets(values: impl IntoIterator<Item = u64>) -> Option<Occupied> {
+        let mut values = values.into_iter();
+        let first = values.next()?;
+        let last = values.last().unwrap_or(first);
+        Some(Occupied {
+            first: bucket_range(first),
+            last: bucket_range(last),
+        })
+    }
+
+    /// From a decoded histogram, in its own shape.
+    fn of_hdr(hdr: &hdrhistogram::Histogram<u64>) -> Option<Occupied> {
+        if hdr.is_empty() {
+            return None;
+        }
+        let (min, max) = (hdr.min(), hdr.max());
+        Some(Occupied {
+            first: (hdr.lowest_equivalent(min), hdr.highest_equivalent(min)),
+            last: (hdr.lowest_equivalent(max), hdr.highest_equivalent(max)),
+        })
     }
 }
 
@@ -412,6 +490,48 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::histogram::HIGHEST_NS;
+
+    #[test]
+    fn min_and_max_must_lie_in_the_histograms_extreme_buckets() {
+        let mut hist = LatencyHistogram::new();
+        for v in [8_400, 9_000, 2_454_999] {
+            hist.record(v);
+        }
+        let good = IntervalRecord::from_histogram(0, 1_000_000_000, &hist);
+        let encoded = IntervalRecord {
+            histogram: HistogramData::Encoded(good.histogram.encoded().into_owned()),
+            ..good.clone()
+        };
+        for record in [&good, &encoded] {
+            assert!(record.entries().is_ok());
+            assert!(record.decode().is_ok());
+            let mut total = BucketCounts::new();
+            assert!(record.add_to(&mut total, |_| {}).is_ok());
+            // The review's flips: max 2454999 → 2494999, min 8400 → 9404.
+            for (min, max, what) in [(8_400, 2_494_999, "max"), (9_404, 2_454_999, "min")] {
+                let bad = IntervalRecord {
+                    min,
+                    max,
+                    sum: 3 * 100_000,
+                    ..record.clone()
+                };
+                let err = bad.entries().unwrap_err();
+                assert!(err.starts_with(&format!("{what} ")), "{err}");
+                assert!(err.contains("occupied bucket"), "{err}");
+                assert!(bad.decode().is_err());
+                assert!(bad.add_to(&mut BucketCounts::new(), |_| {}).is_err());
+            }
+        }
+        // Values above the range are counted in the top bucket: a max
+        // beyond it is what they were.
+        let mut over = LatencyHistogram::new();
+        over.record(5);
+        over.record(HIGHEST_NS * 2);
+        let record = IntervalRecord::from_histogram(0, 1, &over);
+        assert_eq!(record.clamped, 1);
+        assert!(record.entries().is_ok());
+    }
 
     #[test]
     fn packed_entries_round_trip() {

@@ -51,6 +51,17 @@ pub fn bucket_top(index: usize) -> u64 {
     ((sub + 1) << bucket) - 1
 }
 
+/// The lowest and highest value of the bucket `value` falls in (counts
+/// indexes cover contiguous ranges of values).
+pub fn bucket_range(value: u64) -> (u64, u64) {
+    let index = bucket_index(value);
+    let low = match index {
+        0 => 0,
+        _ => bucket_top(index - 1).saturating_add(1),
+    };
+    (low, bucket_top(index))
+}
+
 /// Exact statistics kept beside the histogram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ExactStats {
@@ -203,6 +214,40 @@ impl LatencyHistogram {
         self.stats.merge(stats);
         for &(value, count) in entries {
             let _ = self.hist.record_n(value.min(HIGHEST_NS), count);
+        }
+    }
+
+    /// Imported data: a tool's exact min and max beside its bucketed
+    /// values. One value of the lowest occupied bucket moves to `min` and one
+    /// of the highest to `max` — the tool saw a value exactly there — and the
+    /// exact statistics take the tool's figures (the sum from its `mean` when
+    /// given), so the histogram and its statistics agree.
+    pub fn pin_extremes(&mut self, min: u64, max: u64, mean: Option<f64>) {
+        let count = self.stats.count;
+        if count == 0 {
+            return;
+        }
+        // Figures that contradict each other are kept as given, for the
+        // run-file checks to refuse with the reason.
+        let moves = if min <= max { count.min(2) as usize } else { 0 };
+        let extremes = [(self.hist.min(), min), (self.hist.max(), max)];
+        for &(from, to) in &extremes[..moves] {
+            let mut one = empty_hdr();
+            let _ = one.record(from);
+            if self.hist.subtract(&one).is_ok() {
+                let _ = self.hist.record(to.min(HIGHEST_NS));
+            }
+        }
+        let stats = &mut self.stats;
+        stats.min = min;
+        stats.max = max;
+        if min > HIGHEST_NS {
+            stats.clamped = count;
+        } else if max > HIGHEST_NS {
+            stats.clamped = stats.clamped.max(1);
+        }
+        if let Some(mean) = mean {
+            stats.sum = (mean * count as f64).round() as u128;
         }
     }
 
