@@ -388,8 +388,7 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
     let inputs = load_all(&args.files, &args.input)?;
     formats::export::require_distributions(&inputs)?;
     let run = formats::merge::merge(&inputs, args.tag_by)?;
-    let mut bytes = serde_json::to_vec(&run)?;
-    bytes.push(b'\n');
+    let bytes = formats::runfile::to_bytes(&run)?;
     output::write_checked(&args.output, checked, &bytes)?;
     eprintln!(
         "merged {} input(s) into {} series: {}",

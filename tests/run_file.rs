@@ -8,6 +8,7 @@ mod common;
 
 use common::cauda;
 use common::inotify::Watch;
+use predicates::prelude::PredicateBooleanExt;
 
 /// Runs `cauda ARGS -q -o DIR/run.json` and returns its exit code and the
 /// renames onto run.json and modifications of it.
@@ -59,4 +60,54 @@ fn a_net_run_with_its_accounting_is_written_once() {
         writes_of_a_run(&["net", "--loopback", "--runtime", "1s"]),
         (Some(0), (1, 0))
     );
+}
+
+#[test]
+fn a_run_file_changed_after_writing_is_read_with_a_warning_and_a_reformatted_one_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let run = common::timer_run(&out, &["--runtime", "300ms"]);
+    let sealed = run["integrity"].as_str().unwrap();
+    assert!(
+        sealed.starts_with("crc32:") && sealed.len() == 14,
+        "{sealed}"
+    );
+    // Pretty-printed (as jq does): the same content, no warning.
+    let pretty = dir.path().join("pretty.json");
+    std::fs::write(&pretty, serde_json::to_vec_pretty(&run).unwrap()).unwrap();
+    common::cauda()
+        .arg("analyze")
+        .arg(&pretty)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("changed after").not());
+    // One interval's sum moved by 1 ns: still consistent, so only the
+    // checksum can tell; analysed with a warning naming the file.
+    let mut edited = run.clone();
+    let sum = &mut edited["series"][0]["intervals"][0]["sum"];
+    *sum = serde_json::json!(sum.as_u64().unwrap() + 1);
+    let changed = dir.path().join("changed.json");
+    std::fs::write(&changed, serde_json::to_vec(&edited).unwrap()).unwrap();
+    common::cauda()
+        .arg("analyze")
+        .arg(&changed)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "changed.json was changed after cauda wrote it",
+        ));
+    // Converting seals it again: the copy is what cauda wrote.
+    let copy = dir.path().join("copy.json");
+    common::cauda()
+        .args(["convert", "--to", "json", "-o"])
+        .arg(&copy)
+        .arg(&changed)
+        .assert()
+        .success();
+    common::cauda()
+        .arg("analyze")
+        .arg(&copy)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("changed after").not());
 }

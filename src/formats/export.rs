@@ -162,14 +162,13 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
             _ => None,
         },
         disk: None,
+        integrity: None,
     })
 }
 
 /// Writes a run file.
 pub fn to_json(inputs: &[Loaded]) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec(&to_run(inputs)?)?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    super::runfile::to_bytes(&to_run(inputs)?)
 }
 
 /// Writes one CSV row per series per interval.

@@ -272,8 +272,11 @@ fn load_from(
     match format {
         Format::CaudaRun => {
             let text = read_text(&source, reader)?;
-            let run = runfile::parse(&source, &text)?;
-            Ok(loaded(run.series.clone(), Some(run)))
+            let (run, changed) = runfile::parse(&source, &text)?;
+            Ok(Loaded {
+                warnings: changed.into_iter().collect(),
+                ..loaded(run.series.clone(), Some(run))
+            })
         }
         Format::Hlog => {
             let (series, warnings) = hlog::read(&source, reader, options.unit.nanos())?;

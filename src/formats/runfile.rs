@@ -1,9 +1,61 @@
-//! Reading cauda run files (`cauda.run/1`).
+//! Reading and writing cauda run files (`cauda.run/1`).
+//!
+//! Every run file is written by [`to_bytes`], which seals it with a
+//! checksum ([`RunFile::integrity`]); [`parse`] refuses what is internally
+//! inconsistent and warns when a consistent file was changed after cauda
+//! wrote it. Users edit run files with jq, so a changed file is read (and
+//! analysed as it is now), never refused for the checksum alone.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::model::{RUN_SCHEMA, RunFile, Series};
+use crate::model::{RUN_SCHEMA, RunFile, Series, Warning};
+
+/// The run file as written: compact JSON, sealed with its checksum, and a
+/// final newline.
+pub fn to_bytes(run: &RunFile) -> Result<Vec<u8>> {
+    let mut bytes = unsealed(run)?;
+    let seal = format!(",\"integrity\":\"{}\"}}\n", checksum(&bytes));
+    // The object's closing brace makes way for the last field.
+    bytes.pop();
+    bytes.extend_from_slice(seal.as_bytes());
+    Ok(bytes)
+}
+
+/// The compact JSON of `run` without its checksum: what the checksum covers.
+fn unsealed(run: &RunFile) -> Result<Vec<u8>> {
+    if run.integrity.is_none() {
+        return serde_json::to_vec(run).context("cannot serialize the run");
+    }
+    let mut open = run.clone();
+    open.integrity = None;
+    serde_json::to_vec(&open).context("cannot serialize the run")
+}
+
+fn checksum(bytes: &[u8]) -> String {
+    let mut crc = flate2::Crc::new();
+    crc.update(bytes);
+    format!("crc32:{:08x}", crc.sum())
+}
+
+/// Whether `run` is as cauda wrote it; a warning when its checksum says it
+/// was changed since (a file without one, written before checksums or by
+/// hand, passes).
+fn changed_since_written(source: &str, run: &mut RunFile) -> Result<Option<Warning>> {
+    let Some(claimed) = run.integrity.take() else {
+        return Ok(None);
+    };
+    let actual = checksum(&serde_json::to_vec(&*run).context("cannot serialize the run")?);
+    let warning = (actual != claimed).then(|| Warning {
+        message: format!(
+            "{source} was changed after cauda wrote it (its checksum is {claimed}, its content \
+             {actual}); it is analysed as it is now"
+        ),
+        advice: "if you did not edit it, it is damaged: re-copy it from the original".into(),
+    });
+    run.integrity = Some(claimed);
+    Ok(warning)
+}
 
 /// Just the schema, read first so a file of another schema gets that
 /// answer rather than a list of missing fields.
@@ -14,7 +66,8 @@ struct Head {
 }
 
 /// Parses a run file; `source` names it in errors, with line and column.
-pub fn parse(source: &str, text: &str) -> Result<RunFile> {
+/// Also returns a warning when it was changed since cauda wrote it.
+pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
     let located = |e: &serde_json::Error| format!("{source}:{}:{}", e.line(), e.column());
     let head: Head = serde_json::from_str(text).map_err(|e| {
         input_error(format!(
@@ -38,7 +91,7 @@ pub fn parse(source: &str, text: &str) -> Result<RunFile> {
             )));
         }
     }
-    let run: RunFile = serde_json::from_str(text).map_err(|e| {
+    let mut run: RunFile = serde_json::from_str(text).map_err(|e| {
         input_error(format!(
             "{}: not a valid {RUN_SCHEMA} run file: {e}",
             located(&e)
@@ -65,7 +118,8 @@ pub fn parse(source: &str, text: &str) -> Result<RunFile> {
             ))
         })?;
     }
-    Ok(run)
+    let changed = changed_since_written(source, &mut run)?;
+    Ok((run, changed))
 }
 
 /// Each interval's statistics agree with each other, and the intervals

@@ -82,12 +82,19 @@ fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
                 return Err(invalid("no V2 histogram inside the deflated data"));
             }
             let claimed = payload_bound(&plain).map_err(|e| invalid(&e))?;
-            inflater
+            (&mut inflater)
                 .take(claimed)
                 .read_to_end(&mut plain)
                 .map_err(|e| invalid(&format!("cannot inflate: {e}")))?;
             if ((plain.len() - V2_HEADER_LEN) as u64) < claimed {
                 return Err(invalid("the payload is shorter than its header says"));
+            }
+            // The stream must end here, where zlib checks its Adler-32: a
+            // flipped byte of deflated data is caught, not decoded.
+            match inflater.read(&mut [0u8; 1]) {
+                Ok(0) => {}
+                Ok(_) => return Err(invalid("more data than its header says")),
+                Err(e) => return Err(invalid(&format!("cannot inflate: {e}"))),
             }
             plain
         }

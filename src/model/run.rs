@@ -118,6 +118,11 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub disk: Option<DiskReport>,
+    /// A checksum of everything above as cauda wrote it (`crc32:` and 8
+    /// hex digits of the compact JSON without this field): a file changed
+    /// afterwards — by hand, a tool or damage — is read with a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<String>,
 }
 
 /// A probe section, or `None` when it is absent or does not parse.

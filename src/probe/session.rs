@@ -373,10 +373,10 @@ where
         summary,
         host_counters,
         disk: None,
+        integrity: None,
     };
     let completed = complete(&mut run);
-    let mut bytes = serde_json::to_vec(&run).context("cannot serialize the run")?;
-    bytes.push(b'\n');
+    let bytes = crate::formats::runfile::to_bytes(&run)?;
     output::write_checked(&path, run_checked, &bytes)
         .with_context(|| format!("cannot save the run file {}", path.display()))?;
     if let Some(e) = thread_error {
