@@ -105,7 +105,18 @@ fn ctrl_c_keeps_what_was_measured_and_still_summarises() {
         !lab.join("hiccup.json").exists(),
         "no step starts after Ctrl-C"
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("== Findings"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("== Findings"));
+    // The summary says which step was cut short and which never ran.
+    assert!(stdout.contains("* "), "{stdout}");
+    assert!(stdout.contains("was interrupted (marked *)"), "{stdout}");
+    assert!(
+        stdout.contains("! not run (stopped before they began): "),
+        "{stdout}"
+    );
+    assert!(stderr.contains("cauda lab: interrupted after"), "{stderr}");
+    let summary = std::fs::read_to_string(lab.join("summary.txt")).unwrap();
+    assert!(summary.contains("was interrupted"), "{summary}");
 }
 
 #[test]

@@ -96,16 +96,28 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
-    let summary = summarise(&ended, &measured, &inputs)?;
+    let summary = summarise(&steps, &ended, &measured, &inputs)?;
     print!("{summary}");
     std::fs::write(lab_dir.join("summary.txt"), &summary)
         .with_context(|| format!("cannot write {}", lab_dir.join("summary.txt").display()))?;
     if !inputs.is_empty() {
         write_report(&lab_dir, &inputs)?;
     }
+    let interrupted =
+        stop.is_raised() || ended.iter().any(|(_, e)| matches!(e, Ended::Interrupted));
     eprintln!(
-        "cauda lab: finished in {:.0} s; everything is in {}",
+        "cauda lab: {} after {:.0} s; {} in {}",
+        if interrupted {
+            "interrupted"
+        } else {
+            "finished"
+        },
         started.elapsed().as_secs_f64(),
+        if interrupted {
+            "what was measured is"
+        } else {
+            "everything is"
+        },
         lab_dir.display()
     );
     let failed: Vec<&str> = ended
@@ -113,7 +125,7 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         .filter(|(_, e)| matches!(e, Ended::Failed(_)))
         .map(|(s, _)| s.name)
         .collect();
-    if stop.is_raised() || ended.iter().any(|(_, e)| matches!(e, Ended::Interrupted)) {
+    if interrupted {
         return Ok(Outcome::Interrupted);
     }
     if !failed.is_empty() {
@@ -276,7 +288,12 @@ fn last_words(log: &Path) -> String {
 
 /// The summary: a table of the measured runs, the findings, and failed
 /// steps.
-fn summarise(ended: &[(&Step, Ended)], measured: &[&Step], inputs: &[Loaded]) -> Result<String> {
+fn summarise(
+    planned: &[Step],
+    ended: &[(&Step, Ended)],
+    measured: &[&Step],
+    inputs: &[Loaded],
+) -> Result<String> {
     let mut out = String::new();
     let mut analysed = Vec::new();
     for (step, input) in measured.iter().zip(inputs) {
@@ -286,7 +303,12 @@ fn summarise(ended: &[(&Step, Ended)], measured: &[&Step], inputs: &[Loaded]) ->
         )?;
         analysed.push((*step, analysis));
     }
-    out += &table(&analysed);
+    let cut: Vec<&str> = ended
+        .iter()
+        .filter(|(_, e)| matches!(e, Ended::Interrupted))
+        .map(|(s, _)| s.name)
+        .collect();
+    out += &table(&analysed, &cut);
     let audit: Option<serde_json::Value> = ended
         .iter()
         .find(|(s, e)| s.kind == StepKind::Audit && matches!(e, Ended::Done))
@@ -309,9 +331,24 @@ fn summarise(ended: &[(&Step, Ended)], measured: &[&Step], inputs: &[Loaded]) ->
         out += &format!("{}. {}\n", i + 1, finding.text);
     }
     for (step, end) in ended {
-        if let Ended::Failed(why) = end {
-            out += &format!("! {} failed: {why}\n", step.title);
+        match end {
+            Ended::Failed(why) => out += &format!("! {} failed: {why}\n", step.title),
+            Ended::Interrupted => {
+                out += &format!(
+                    "! {} was interrupted (marked *): its figures cover only what was measured \
+                     before Ctrl-C\n",
+                    step.title
+                )
+            }
+            Ended::Done => {}
         }
+    }
+    let not_run: Vec<&str> = planned[ended.len()..].iter().map(|s| s.title).collect();
+    if !not_run.is_empty() {
+        out += &format!(
+            "! not run (stopped before they began): {}\n",
+            not_run.join(", ")
+        );
     }
     Ok(out)
 }
@@ -319,7 +356,7 @@ fn summarise(ended: &[(&Step, Ended)], measured: &[&Step], inputs: &[Loaded]) ->
 /// One line per measured series: the figures a reader compares first.
 /// `≈` marks a percentile with under 100 samples above it, `—` one the
 /// sample cannot bound (as in `cauda analyze`).
-fn table(analysed: &[(&Step, crate::analyze::Analysis)]) -> String {
+fn table(analysed: &[(&Step, crate::analyze::Analysis)], interrupted: &[&str]) -> String {
     use crate::analyze::ci::Support;
     let mut rows = vec![
         [
@@ -340,8 +377,13 @@ fn table(analysed: &[(&Step, crate::analyze::Analysis)]) -> String {
                     (Some((_, v)), _) => format_ns(*v as f64),
                 }
             };
+            let mark = if interrupted.contains(&step.name) {
+                "*"
+            } else {
+                ""
+            };
             rows.push([
-                step.title.to_string(),
+                format!("{}{mark}", step.title),
                 series.tag.clone(),
                 crate::report::table::thousands(series.summary.count),
                 at("50"),
