@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use cauda::model::disk::EngineKind;
@@ -550,25 +550,51 @@ fn a_file_larger_than_the_free_space_is_refused_before_writing() {
     assert!(!file.exists(), "nothing is left behind");
 }
 
+/// Room for a file whose filling outlasts a signal: a quarter of what is
+/// free, at most 4 GiB; `None` (printed) when that is under 256 MiB.
+fn slow_file_size(dir: &Path) -> Option<u64> {
+    let free = common::sh("df", &["--output=avail", "-B1", dir.to_str().unwrap()])
+        .unwrap()
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<u64>().ok())
+        .unwrap();
+    let size = (free / 4).min(4 << 30);
+    if size < 256 << 20 {
+        eprintln!("skipped: {free} bytes free, too little to create a file slowly");
+        return None;
+    }
+    Some(size)
+}
+
+/// The file being filled for `file` (`.NAME.cauda-partial-PID`), once it
+/// exists (waits up to 6 s).
+fn partial_of(file: &Path) -> Option<PathBuf> {
+    let prefix = format!(".{}.cauda-partial-", file.file_name()?.to_str()?);
+    for _ in 0..600 {
+        let found = std::fs::read_dir(file.parent()?)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+            });
+        if found.is_some() {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    None
+}
+
 #[test]
 fn ctrl_c_while_the_file_is_created_stops_and_removes_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("slow.dat");
-    // Large enough that filling it outlasts the signal, within the room here.
-    let free = common::sh(
-        "df",
-        &["--output=avail", "-B1", dir.path().to_str().unwrap()],
-    )
-    .unwrap()
-    .lines()
-    .last()
-    .and_then(|l| l.trim().parse::<u64>().ok())
-    .unwrap();
-    let size = (free / 4).min(4 << 30);
-    if size < 256 << 20 {
-        eprintln!("skipped: {free} bytes free, too little to create a file slowly");
+    let Some(size) = slow_file_size(dir.path()) else {
         return;
-    }
+    };
     let child = common::cauda_process()
         .args(["disk", "--file"])
         .arg(&file)
@@ -576,10 +602,49 @@ fn ctrl_c_while_the_file_is_created_stops_and_removes_it() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    interrupt_once_created(&child, &file, 100);
+    let partial = partial_of(&file).expect("the file is filled under a name of its own");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    common::signal(child.id(), "-INT");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("nothing was measured"), "{stderr}");
-    assert!(!file.exists(), "the partly created file is removed");
+    assert!(!file.exists(), "nothing at the path");
+    assert!(!partial.exists(), "the partly created file is removed");
+}
+
+#[test]
+fn a_run_killed_while_creating_leaves_only_a_marked_partial_file_that_the_next_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("killed.dat");
+    let Some(size) = slow_file_size(dir.path()) else {
+        return;
+    };
+    let mut child = common::cauda_process()
+        .args(["disk", "--file"])
+        .arg(&file)
+        .args(["--size", &size.to_string(), "--runtime", "5s", "-q"])
+        .spawn()
+        .unwrap();
+    let partial = partial_of(&file).expect("the file is filled under a name of its own");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // No short file where a later run would measure it…
+    assert!(!file.exists());
+    assert!(partial.exists());
+    // …and the next run that creates the file removes the leftover.
+    let out = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(&file)
+        .args(["--size", "4M", "--runtime", "200ms", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "partial file left by an earlier run",
+        ));
+    assert!(!partial.exists());
+    assert!(file.exists());
 }

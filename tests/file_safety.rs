@@ -10,6 +10,7 @@ mod common;
 use std::process::Command as StdCommand;
 
 use common::{cauda, fixture, refused};
+use predicates::prelude::PredicateBooleanExt;
 
 #[test]
 fn a_link_planted_at_the_temporary_name_does_not_redirect_the_write() {
@@ -163,4 +164,49 @@ fn a_result_whose_filesystem_is_full_is_saved_elsewhere_and_the_error_says_where
         2,
         "only the filler (and lost+found)"
     );
+}
+
+#[test]
+fn a_disk_file_that_is_a_link_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.dat");
+    std::fs::write(&victim, vec![7u8; 1 << 20]).unwrap();
+    let link = dir.path().join("link.dat");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = dir.path().join("o.json");
+    for force in [false, true] {
+        let mut c = cauda();
+        c.args([
+            "disk",
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "200ms",
+            "-q",
+            "--file",
+        ])
+        .arg(&link)
+        .arg("-o")
+        .arg(&out);
+        if force {
+            c.arg("--force");
+        }
+        c.assert()
+            .code(2)
+            .stderr(predicates::str::contains("is a symbolic link"))
+            .stderr(predicates::str::contains("--force").not());
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), vec![7u8; 1 << 20]);
+    // A link to nothing: said so, not "File exists".
+    let dangling = dir.path().join("dangling.dat");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+    cauda()
+        .args(["disk", "--runtime", "200ms", "-q", "--file"])
+        .arg(&dangling)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("which does not exist"));
+    assert!(!dir.path().join("nowhere").exists());
 }

@@ -139,6 +139,25 @@ fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> 
     let shown = path.display();
     let mut created = false;
     let mark;
+    if let Ok(link) = std::fs::symlink_metadata(path)
+        && link.file_type().is_symlink()
+    {
+        let target = std::fs::read_link(path).unwrap_or_default();
+        if !path.exists() {
+            return Err(input_error(format!(
+                "--file {shown}: is a symbolic link to {}, which does not exist; give a path of \
+                 its own for cauda to create",
+                target.display()
+            )));
+        }
+        if req.writes {
+            return Err(input_error(format!(
+                "--file {shown}: is a symbolic link (to {}); a write run writes only to a file \
+                 named by its own path — give that path",
+                target.display()
+            )));
+        }
+    }
     match std::fs::metadata(path) {
         Ok(meta) if meta.file_type().is_block_device() => {
             return Err(input_error(format!(
@@ -183,10 +202,8 @@ fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> 
                 )));
             }
             let size = req.size.unwrap_or(DEFAULT_FILE_SIZE) + req.offset;
-            create_file(path, size, req, stop)?;
+            mark = create_file(path, size, req, stop)?;
             created = true;
-            let file = File::open(path).map_err(|e| io_to_input(e, "--file", path))?;
-            mark = write_mark(&file, path)?;
         }
         Err(e) => return Err(io_to_input(e, "--file", path)),
     }
@@ -374,21 +391,102 @@ fn check_room(path: &Path, needed: u64) -> Result<()> {
 
 /// Creates the file empty, checks the filesystem takes O_DIRECT if asked,
 /// then fills it; on any failure or a stop nothing is left behind.
-fn create_file(path: &Path, size: u64, req: &OpenRequest, stop: &StopFlag) -> Result<()> {
-    OpenOptions::new()
+/// Creates the target file whole: under a name of its own
+/// (`.NAME.cauda-partial-PID`, created exclusively and marked before its
+/// first byte), filled, then renamed into place without replacing
+/// anything that appeared there. A run killed while filling (SIGKILL, a
+/// crash) leaves only that marked partial file, never a short file at the
+/// path a later run would measure; the next creation removes it.
+fn create_file(path: &Path, size: u64, req: &OpenRequest, stop: &StopFlag) -> Result<Mark> {
+    remove_stale_partials(path);
+    let partial = partial_path(path, std::process::id());
+    let file = OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(path)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&partial)
         .map_err(|e| io_to_input(e, "--file", path))?;
-    let direct = match open_options(req, false).open(path) {
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && req.direct => Err(direct_refused(path)),
-        _ => Ok(()),
-    };
-    if let Err(e) = direct.and_then(|()| extend_file(path, 0, size, req.seed, stop)) {
-        let _ = std::fs::remove_file(path);
-        return Err(e);
+    let filled = (|| {
+        if let Err(e) = open_options(req, false).open(&partial)
+            && e.raw_os_error() == Some(libc::EINVAL)
+            && req.direct
+        {
+            return Err(direct_refused(path));
+        }
+        // Marked (under the name it will have) before its first byte.
+        let mark = write_mark(&file, path)?;
+        extend_file(&partial, 0, size, req.seed, stop)?;
+        match crate::sys::rename_noreplace(&partial, path) {
+            Ok(()) => Ok(mark),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(input_error(format!(
+                "--file {}: something was put there while cauda filled the file; it was left \
+                 alone — choose another path",
+                path.display()
+            ))),
+            Err(e) => Err(anyhow::Error::new(e).context(format!(
+                "cannot rename {} to {}",
+                partial.display(),
+                path.display()
+            ))),
+        }
+    })();
+    if filled.is_err() {
+        let _ = std::fs::remove_file(&partial);
     }
-    Ok(())
+    filled
+}
+
+/// Where a file is filled before it takes its name: the prefix, then the
+/// filling process's PID.
+fn partial_prefix(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map_or_else(|| "cauda".into(), |n| n.to_string_lossy().into_owned());
+    format!(".{name}.cauda-partial-")
+}
+
+fn partial_path(path: &Path, pid: u32) -> PathBuf {
+    path.with_file_name(format!("{}{pid}", partial_prefix(path)))
+}
+
+/// Removes partial files an earlier run left beside `path` when it was
+/// killed while filling: only those whose process is gone and that carry
+/// cauda's mark.
+fn remove_stale_partials(path: &Path) {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = partial_prefix(path);
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix.as_str()))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stale = !Path::new(&format!("/proc/{pid}")).exists();
+        let ours = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(entry.path())
+            .is_ok_and(|f| {
+                f.metadata().is_ok_and(|m| m.is_file())
+                    && read_mark(&f, &entry.path()) != Mark::None
+            });
+        if stale && ours && std::fs::remove_file(entry.path()).is_ok() {
+            eprintln!(
+                "note: removed {}, a partial file left by an earlier run that was killed while \
+                 creating it",
+                entry.path().display()
+            );
+        }
+    }
 }
 
 /// `/sys/dev/block/MAJ:MIN`, if that block device exists.
