@@ -225,7 +225,7 @@ fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> 
         && wanted > len
     {
         if req.writes && (mark != Mark::None || created) {
-            extend_file(path, len, wanted, req.seed, stop)?;
+            extend_file(path, path, (len, wanted), req.seed, stop)?;
             len = wanted;
         } else {
             return Err(input_error(format!(
@@ -337,14 +337,20 @@ fn check_alignment(
 
 /// Writes `from..to` of `path` with random data (buffered, then fsync),
 /// after checking the filesystem has the room; stops within a megabyte
-/// when `stop` rises.
-fn extend_file(path: &Path, from: u64, to: u64, seed: u64, stop: &StopFlag) -> Result<()> {
+/// when `stop` rises. Messages name `shown`, the `--file` being made.
+fn extend_file(
+    path: &Path,
+    shown: &Path,
+    (from, to): (u64, u64),
+    seed: u64,
+    stop: &StopFlag,
+) -> Result<()> {
     use std::io::{Seek, SeekFrom};
-    check_room(path, to.saturating_sub(from))?;
+    check_room(shown, to.saturating_sub(from))?;
     let mut file = OpenOptions::new()
         .write(true)
         .open(path)
-        .map_err(|e| io_to_input(e, "--file", path))?;
+        .map_err(|e| io_to_input(e, "--file", shown))?;
     file.seek(SeekFrom::Start(from))?;
     let mut chunk = vec![0u8; 1 << 20];
     let mut at = from;
@@ -352,8 +358,8 @@ fn extend_file(path: &Path, from: u64, to: u64, seed: u64, stop: &StopFlag) -> R
     while at < to {
         if stop.is_raised() {
             return Err(interrupted(format!(
-                "stopped while writing {} ({at} of {to} bytes); nothing was measured",
-                path.display()
+                "stopped while writing --file {} ({at} of {to} bytes); nothing was measured",
+                shown.display()
             )));
         }
         let n = (to - at).min(chunk.len() as u64) as usize;
@@ -362,12 +368,12 @@ fn extend_file(path: &Path, from: u64, to: u64, seed: u64, stop: &StopFlag) -> R
             seed ^ round.wrapping_mul(0xA24B_AED4_963E_E407),
         );
         file.write_all(&chunk[..n])
-            .map_err(|e| io_to_input(e, "--file", path))?;
+            .map_err(|e| io_to_input(e, "--file", shown))?;
         at += n as u64;
         round += 1;
     }
     file.sync_all()
-        .with_context(|| format!("cannot flush the new file {}", path.display()))?;
+        .with_context(|| format!("cannot flush the new file {}", shown.display()))?;
     Ok(())
 }
 
@@ -389,8 +395,6 @@ fn check_room(path: &Path, needed: u64) -> Result<()> {
     }
 }
 
-/// Creates the file empty, checks the filesystem takes O_DIRECT if asked,
-/// then fills it; on any failure or a stop nothing is left behind.
 /// Creates the target file whole: under a name of its own
 /// (`.NAME.cauda-partial-PID`, created exclusively and marked before its
 /// first byte), filled, then renamed into place without replacing
@@ -415,7 +419,7 @@ fn create_file(path: &Path, size: u64, req: &OpenRequest, stop: &StopFlag) -> Re
         }
         // Marked (under the name it will have) before its first byte.
         let mark = write_mark(&file, path)?;
-        extend_file(&partial, 0, size, req.seed, stop)?;
+        extend_file(&partial, path, (0, size), req.seed, stop)?;
         match crate::sys::rename_noreplace(&partial, path) {
             Ok(()) => Ok(mark),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(input_error(format!(
