@@ -27,9 +27,11 @@ pub struct Input {
     gzip: bool,
     /// The longest line allowed, if this is a line format.
     line_limit: Option<u64>,
-    /// Bytes consumed since the last newline, and in all.
-    since_newline: u64,
-    consumed: u64,
+    /// The offset of `buf[0]` in the input, and of the start of the line
+    /// `buf[0]` belongs to (found once per buffer, so the common case costs
+    /// nothing per line).
+    base: u64,
+    line_start: u64,
 }
 
 impl Input {
@@ -43,8 +45,8 @@ impl Input {
             source: source.to_string(),
             gzip,
             line_limit: None,
-            since_newline: 0,
-            consumed: 0,
+            base: 0,
+            line_start: 0,
         }
     }
 
@@ -105,6 +107,10 @@ impl Read for Input {
 impl BufRead for Input {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if self.pos == self.filled {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buf[..self.filled]) {
+                self.line_start = self.base + i as u64 + 1;
+            }
+            self.base += self.filled as u64;
             let n = loop {
                 match self.inner.read(&mut self.buf) {
                     Ok(n) => break n,
@@ -114,33 +120,31 @@ impl BufRead for Input {
             };
             (self.pos, self.filled) = (0, n);
         }
-        let ready = &self.buf[self.pos..self.filled];
-        if let Some(limit) = self.line_limit {
-            let run = memchr::memchr(b'\n', ready).unwrap_or(ready.len()) as u64;
-            if self.since_newline + run > limit {
+        if let Some(limit) = self.line_limit
+            && self.base + self.filled as u64 - self.line_start > limit
+        {
+            // Only a line near the limit gets here: find where it starts and
+            // whether it ends within the limit.
+            let start = memchr::memrchr(b'\n', &self.buf[..self.pos])
+                .map_or(self.line_start, |i| self.base + i as u64 + 1);
+            let end = memchr::memchr(b'\n', &self.buf[self.pos..self.filled])
+                .map_or(self.filled, |j| self.pos + j);
+            if self.base + end as u64 - start > limit {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     format!(
-                        "the line starting at byte {} is longer than {} MiB: not a line of a \
-                         latency log (is this the right file or --format?)",
-                        self.consumed - self.since_newline,
+                        "the line starting at byte {start} is longer than {} MiB: not a line of \
+                         a latency log (is this the right file or --format?)",
                         limit >> 20
                     ),
                 ));
             }
         }
-        Ok(ready)
+        Ok(&self.buf[self.pos..self.filled])
     }
 
     fn consume(&mut self, amount: usize) {
-        let amount = amount.min(self.filled - self.pos);
-        let taken = &self.buf[self.pos..self.pos + amount];
-        self.since_newline = match memchr::memrchr(b'\n', taken) {
-            Some(i) => (amount - i - 1) as u64,
-            None => self.since_newline + amount as u64,
-        };
-        self.consumed += amount as u64;
-        self.pos += amount;
+        self.pos = (self.pos + amount).min(self.filled);
     }
 }
 
