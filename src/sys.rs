@@ -42,7 +42,12 @@ pub fn sleep_until_ns(deadline_ns: u64) -> bool {
 
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    pin_current_thread_to(&[cpu])
+}
+
+/// Lets the calling thread run only on `cpus`.
+pub fn pin_current_thread_to(cpus: &[usize]) -> io::Result<()> {
+    if cpus.is_empty() || cpus.iter().any(|&cpu| cpu >= libc::CPU_SETSIZE as usize) {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET writes
@@ -50,7 +55,9 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     // the set's own size; pid 0 means the calling thread.
     let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
     if rc == 0 {
@@ -58,6 +65,18 @@ pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// The CPU time the calling thread has used, in ns
+/// (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
+    // SAFETY: an all-zero timespec is a valid out-parameter for clock_gettime.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and a pointer to a live timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Puts the calling thread under SCHED_FIFO at `priority` (1–99).
@@ -108,13 +127,20 @@ pub fn unlock_memory() {
     unsafe { libc::munlockall() };
 }
 
-/// The CPUs this process may run on.
+/// The CPUs the calling thread may run on (on the main thread before
+/// any pinning: the process's).
 pub fn allowed_cpus() -> Vec<usize> {
+    cpus_of(0)
+}
+
+/// The CPUs thread `tid` may run on (0: the calling thread); empty when
+/// it cannot be read (the thread has ended).
+pub fn cpus_of(tid: i32) -> Vec<usize> {
     // SAFETY: an all-zero cpu_set_t is valid; the size passed is its own;
     // CPU_ISSET reads inside the set for i < CPU_SETSIZE.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+        if libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return Vec::new();
         }
         (0..libc::CPU_SETSIZE as usize)

@@ -111,3 +111,65 @@ fn a_run_file_changed_after_writing_is_read_with_a_warning_and_a_reformatted_one
         .success()
         .stderr(predicates::str::contains("changed after").not());
 }
+
+#[test]
+fn the_run_file_says_where_caudas_own_threads_ran_and_keeps_them_off_pinned_probe_cpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let observers = |run: &serde_json::Value| -> Vec<(String, Vec<u64>, u64)> {
+        run["observers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                let cpus = o["cpus"].as_array().unwrap().iter();
+                (
+                    o["thread"].as_str().unwrap().to_string(),
+                    cpus.map(|c| c.as_u64().unwrap()).collect(),
+                    o["cpu_ns"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let shared = |run: &serde_json::Value| {
+        run["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains("own threads"))
+    };
+    let run = common::timer_run(&dir.path().join("plain.json"), &["--runtime", "300ms"]);
+    let threads: Vec<String> = observers(&run).into_iter().map(|o| o.0).collect();
+    assert_eq!(threads, ["cauda-self", "cauda-counters", "cauda-collector"]);
+    assert!(observers(&run).iter().all(|o| !o.1.is_empty() && o.2 > 0));
+
+    let allowed = cauda::sys::allowed_cpus();
+    if allowed.len() < 2 {
+        eprintln!("skipped the placement half: one CPU allowed");
+        return;
+    }
+    // The probe pinned to one CPU: the observers go to the others.
+    let pinned = allowed[0].to_string();
+    let run = common::timer_run(
+        &dir.path().join("pinned.json"),
+        &["--runtime", "300ms", "--cpus", &pinned],
+    );
+    for (thread, cpus, _) in observers(&run) {
+        assert!(!cpus.contains(&(allowed[0] as u64)), "{thread} on {cpus:?}");
+    }
+    assert!(!shared(&run));
+    // A process given one CPU: shared, and the run file says so.
+    let out = dir.path().join("one-cpu.json");
+    let status = std::process::Command::new("taskset")
+        .args(["-c", &pinned])
+        .arg(assert_cmd::cargo::cargo_bin("cauda"))
+        .args(["timer", "--runtime", "300ms", "-q", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = common::read_json(&out);
+    assert!(shared(&run), "{}", run["warnings"]);
+    for (_, cpus, _) in observers(&run) {
+        assert_eq!(cpus, [allowed[0] as u64]);
+    }
+}

@@ -162,6 +162,7 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
             _ => None,
         },
         disk: None,
+        observers: Vec::new(),
         integrity: None,
     })
 }

@@ -13,6 +13,6 @@ pub mod summary;
 
 pub use host::{HostCounters, HostInterval, HostSnapshot};
 pub use input::{Format, Loaded};
-pub use run::{LoadMode, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
+pub use run::{LoadMode, Observer, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
 pub use series::{CONTROL_TAG, IntervalRecord, MeasuredFrom, Reported, Role, Series};
 pub use summary::{Percentiles, Summary};

@@ -50,6 +50,17 @@ impl Tool {
     }
 }
 
+/// One of cauda's own threads that ran beside the probe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Observer {
+    /// The thread's name (`cauda-self`, `cauda-counters`, `cauda-collector`).
+    pub thread: String,
+    /// The CPUs it was allowed to run on.
+    pub cpus: Vec<usize>,
+    /// The CPU time it used, in ns.
+    pub cpu_ns: u64,
+}
+
 /// A warning raised during a run, with what to do about it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Warning {
@@ -118,6 +129,11 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub disk: Option<DiskReport>,
+    /// cauda's own threads beside the probe's (the control thread, the
+    /// host-counter sampler, the collector): where they ran and what they
+    /// cost; absent in imported data and in files written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observers: Vec<Observer>,
     /// A checksum of everything above as cauda wrote it (`crc32:` and 8
     /// hex digits of the compact JSON without this field): a file changed
     /// afterwards — by hand, a tool or damage — is read with a warning.

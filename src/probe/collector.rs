@@ -14,6 +14,7 @@ use std::thread::JoinHandle;
 
 use anyhow::Context;
 
+use super::observers::Placement;
 use crate::formats::hlog::HlogWriter;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::LatencyHistogram;
@@ -37,6 +38,8 @@ pub struct Collected {
     pub end_ns: u64,
     /// A failure writing the interval log, if any (the run file is still written).
     pub hlog_error: Option<anyhow::Error>,
+    /// Where the collector thread ran and what it used.
+    pub observer: crate::model::Observer,
 }
 
 /// Creates one recorder per thread and starts the collector thread.
@@ -46,6 +49,7 @@ pub fn start(
     run_start_ns: u64,
     interval_ns: u64,
     hlog: Option<HlogWriter>,
+    placement: &Placement,
 ) -> anyhow::Result<(Vec<Recorder>, JoinHandle<Collected>)> {
     let (to_collector, reports) = mpsc::channel();
     let mut recorders = Vec::with_capacity(threads);
@@ -79,9 +83,13 @@ pub fn start(
         hlog,
         hlog_error: None,
     };
+    let placement = placement.clone();
     let handle = std::thread::Builder::new()
         .name("cauda-collector".into())
-        .spawn(move || collector.run(reports))
+        .spawn(move || {
+            placement.enter();
+            collector.run(reports)
+        })
         .context("cannot start the collector thread")?;
     Ok((recorders, handle))
 }
@@ -132,6 +140,7 @@ impl Collector {
             series: self.series,
             end_ns: self.end_ns,
             hlog_error: self.hlog_error,
+            observer: super::observers::leave("cauda-collector"),
         }
     }
 
@@ -223,7 +232,7 @@ mod tests {
 
     #[test]
     fn threads_merge_into_aligned_intervals() {
-        let (recorders, handle) = start(vec![spec("a"), spec("b")], 2, 1_000, 100, None).unwrap();
+        let (recorders, handle) = start(vec![spec("a"), spec("b")], 2, 1_000, 100, None, &Placement::default()).unwrap();
         let mut it = recorders.into_iter();
         let (mut r0, mut r1) = (it.next().unwrap(), it.next().unwrap());
         r0.record(1_010, 0, 5); // interval 0
@@ -258,7 +267,7 @@ mod tests {
             let mut events = events;
             // Each thread records in time order, as a real thread does.
             events.sort_by_key(|&(thread, at, _)| (thread, at));
-            let (recorders, handle) = start(vec![spec("a")], 3, 0, 1_000, None).unwrap();
+            let (recorders, handle) = start(vec![spec("a")], 3, 0, 1_000, None, &Placement::default()).unwrap();
             let mut all = LatencyHistogram::new();
             let mut recorders: Vec<_> = recorders.into_iter().map(Some).collect();
             for &(thread, at, value) in &events {
@@ -279,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_thread_that_records_nothing_still_ends_the_run() {
-        let (recorders, handle) = start(vec![spec("a")], 1, 0, 1_000, None).unwrap();
+        let (recorders, handle) = start(vec![spec("a")], 1, 0, 1_000, None, &Placement::default()).unwrap();
         for r in recorders {
             r.finish(2_500);
         }

@@ -5,6 +5,7 @@ pub mod collector;
 pub mod disk;
 pub mod hiccup;
 pub mod net;
+pub mod observers;
 pub mod session;
 pub mod timer;
 

@@ -22,10 +22,11 @@ use crate::formats::hlog::HlogWriter;
 use crate::host::counters::{self, Reading, Sampler};
 use crate::host::snapshot::{self, HostRoot};
 use crate::model::{HostCounters, HostInterval, IntervalRecord};
-use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Tool, Warning};
+use crate::model::{LoadMode, Observer, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output::{self, Checked};
 use crate::probe::collector::{self, SeriesSpec};
 use crate::probe::hiccup::{self, IntervalSink};
+use crate::probe::observers::{self, Placement};
 use crate::record::{Clock, MonotonicClock, Recorder, StopFlag};
 use crate::sys;
 
@@ -95,6 +96,12 @@ pub struct Finished {
     pub run: RunFile,
     /// Where it was written.
     pub path: PathBuf,
+}
+
+/// cauda's own threads of a run: their use, and what they shared.
+struct Observers {
+    threads: Vec<Observer>,
+    shared: Option<Warning>,
 }
 
 /// What a run observes beside its probe.
@@ -253,6 +260,12 @@ where
             }
             return Err(e);
         }
+        // The probe threads have pinned themselves: the observers keep off
+        // their CPUs where they can.
+        let placement = {
+            let ids = thread_ids.lock().map(|ids| ids.clone()).unwrap_or_default();
+            Placement::beside(&sys::allowed_cpus(), &ids)
+        };
 
         // Fix the start: wall clock for people, monotonic for intervals.
         let wall_start = SystemTime::now();
@@ -281,6 +294,7 @@ where
             run_start,
             plan.interval_ns,
             hlog,
+            &placement,
         )?;
         for (go, recorder) in go_senders.iter().zip(recorders) {
             let _ = go.send(Some((recorder, run_start)));
@@ -289,10 +303,12 @@ where
         let interval_ns = plan.interval_ns;
         // Off the probes' threads: a failure to start either only loses
         // what it would have observed.
+        let (for_self, for_sampler) = (placement.clone(), placement.clone());
         let control = observe.self_hiccups.then(|| {
             std::thread::Builder::new()
                 .name("cauda-self".into())
                 .spawn_scoped(scope, move || {
+                    for_self.enter();
                     // Host noise, not the default 50 µs of timer slack.
                     let _ = sys::set_timer_slack_ns(1);
                     let mut sink = IntervalSink::new(run_start, interval_ns);
@@ -304,7 +320,7 @@ where
                         0,
                         &done,
                     );
-                    sink
+                    (sink, observers::leave("cauda-self"))
                 })
                 .ok()
         });
@@ -312,7 +328,10 @@ where
             std::thread::Builder::new()
                 .name("cauda-counters".into())
                 .spawn_scoped(scope, move || {
-                    sample_intervals(sampler, baseline, run_start, interval_ns, &done)
+                    for_sampler.enter();
+                    let readings =
+                        sample_intervals(sampler, baseline, run_start, interval_ns, &done);
+                    (readings, observers::leave("cauda-counters"))
                 })
                 .ok()
         });
@@ -330,11 +349,18 @@ where
             }
         }
         probes_done.store(true, Ordering::Release);
-        let control = control.flatten().and_then(|h| h.join().ok());
-        let readings = sampling.flatten().and_then(|h| h.join().ok());
+        let (control, self_use) = control.flatten().and_then(|h| h.join().ok()).unzip();
+        let (readings, sampler_use) = sampling.flatten().and_then(|h| h.join().ok()).unzip();
         let mut collected = collector
             .join()
             .map_err(|_| anyhow!("the collector thread panicked"))?;
+        let observers = Observers {
+            threads: [self_use, sampler_use, Some(collected.observer.clone())]
+                .into_iter()
+                .flatten()
+                .collect(),
+            shared: placement.shared.clone(),
+        };
         if let (Some(sink), Some(first)) = (control, collected.series.first()) {
             let grid = first.intervals.clone();
             collected.series.push(sink.into_series(&grid));
@@ -350,9 +376,11 @@ where
             start_unix_ns,
             thread_error,
             host_counters,
+            observers,
         ))
     })?;
-    let (collected, run_start, start_time, start_unix_ns, thread_error, host_counters) = outcome;
+    let (collected, run_start, start_time, start_unix_ns, thread_error, host_counters, observers) =
+        outcome;
 
     let summary = series_summaries(&collected.series).map_err(|e| anyhow!(e))?;
     let mut run = RunFile {
@@ -368,11 +396,12 @@ where
         interrupted: stop.is_raised() && thread_error.is_none(),
         host,
         faults: Default::default(),
-        warnings: plan.warnings,
+        warnings: plan.warnings.into_iter().chain(observers.shared).collect(),
         series: collected.series,
         summary,
         host_counters,
         disk: None,
+        observers: observers.threads,
         integrity: None,
     };
     let completed = complete(&mut run);
