@@ -1,0 +1,7 @@
+//! Arbitrary bytes as an HdrHistogram interval log (.hlog): see `entry.rs`.
+#![no_main]
+
+#[path = "../entry.rs"]
+mod entry;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| entry::feed("hlog", data));
