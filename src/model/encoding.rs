@@ -133,23 +133,27 @@ fn counts_len(lowest: u64, highest: u64, digits: u64) -> Option<u64> {
     if lowest == 0 || digits > 5 || highest < lowest.checked_mul(2)? {
         return None;
     }
-    let largest_single_unit = 2 * 10u64.pow(digits as u32);
+    let largest_single_unit = 2 * 10u128.pow(digits as u32);
     let sub_bucket_count = largest_single_unit.next_power_of_two();
     let unit_magnitude = 63 - lowest.leading_zeros();
-    let mut smallest_untrackable = sub_bucket_count.checked_shl(unit_magnitude)?;
-    if smallest_untrackable.leading_zeros() < 1 {
+    // In u128, so no shift can lose bits; HdrHistogram refuses bounds whose
+    // first bucket does not fit in 64 bits.
+    let smallest_untrackable = sub_bucket_count << unit_magnitude;
+    if smallest_untrackable > u128::from(u64::MAX) {
         return None;
     }
+    // Buckets double until one covers `highest` (at most 64 of them).
     let mut buckets = 1u64;
-    while smallest_untrackable <= highest {
-        if smallest_untrackable > u64::MAX / 2 {
+    let mut covered = smallest_untrackable;
+    while covered <= u128::from(highest) {
+        if covered > u128::from(u64::MAX / 2) {
             buckets += 1;
             break;
         }
-        smallest_untrackable <<= 1;
+        covered <<= 1;
         buckets += 1;
     }
-    Some((buckets + 1) * (sub_bucket_count / 2))
+    Some((buckets + 1) * (sub_bucket_count as u64 / 2))
 }
 
 #[cfg(test)]
@@ -180,6 +184,10 @@ mod tests {
         }
         assert_eq!(counts_len(0, 10, 3), None);
         assert_eq!(counts_len(1, 10, 6), None);
+        // Found by libFuzzer: a lowest of 2^50 shifted the first bucket's
+        // bound out of 64 bits, to 0, and the bucket count never ended.
+        assert_eq!(counts_len(1 << 50, u64::MAX, 5), None);
+        assert!(Histogram::<u64>::new_with_bounds(1 << 50, u64::MAX, 5).is_err());
     }
 
     #[test]
