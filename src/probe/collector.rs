@@ -232,7 +232,15 @@ mod tests {
 
     #[test]
     fn threads_merge_into_aligned_intervals() {
-        let (recorders, handle) = start(vec![spec("a"), spec("b")], 2, 1_000, 100, None, &Placement::default()).unwrap();
+        let (recorders, handle) = start(
+            vec![spec("a"), spec("b")],
+            2,
+            1_000,
+            100,
+            None,
+            &Placement::default(),
+        )
+        .unwrap();
         let mut it = recorders.into_iter();
         let (mut r0, mut r1) = (it.next().unwrap(), it.next().unwrap());
         r0.record(1_010, 0, 5); // interval 0
@@ -288,7 +296,8 @@ mod tests {
 
     #[test]
     fn a_thread_that_records_nothing_still_ends_the_run() {
-        let (recorders, handle) = start(vec![spec("a")], 1, 0, 1_000, None, &Placement::default()).unwrap();
+        let (recorders, handle) =
+            start(vec![spec("a")], 1, 0, 1_000, None, &Placement::default()).unwrap();
         for r in recorders {
             r.finish(2_500);
         }
