@@ -296,10 +296,7 @@ fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()
         let _ = fs::remove_file(&tmp);
         e
     };
-    let written = crate::sys::reserve(&file, bytes.len() as u64)
-        .and_then(|()| file.write_all(bytes))
-        .and_then(|()| file.sync_all());
-    if let Err(e) = written {
+    if let Err(e) = fill(&mut file, bytes) {
         let _ = fs::remove_file(&tmp);
         if crate::sys::is_out_of_space(&e) {
             return Err(rescue(path, bytes, &e));
@@ -337,6 +334,14 @@ fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()
     Ok(())
 }
 
+/// Writes `bytes` to a new file whole and durably, its space reserved
+/// first so a full disk shows before anything is written.
+fn fill(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    crate::sys::reserve(file, bytes.len() as u64)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
 /// Where a result goes when its own filesystem is full: the first of
 /// `$TMPDIR`, `/var/tmp`, `/dev/shm` and `/tmp` with room, under a fresh
 /// exclusive name. The error says where it is (or that nothing had room).
@@ -356,10 +361,7 @@ fn rescue(path: &Path, bytes: &[u8], full: &std::io::Error) -> anyhow::Error {
         let Ok((kept, mut file)) = create_exclusive(&dir.join(&name), "cauda-rescued") else {
             continue;
         };
-        let ok = crate::sys::reserve(&file, bytes.len() as u64)
-            .and_then(|()| file.write_all(bytes))
-            .and_then(|()| file.sync_all());
-        if ok.is_ok() {
+        if fill(&mut file, bytes).is_ok() {
             return anyhow::anyhow!(
                 "cannot write {} ({full}: the filesystem is full); the result is saved in {} —                  free some space and move it there",
                 path.display(),
