@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# observer_effect.sh - does cauda's own observing move what it measures?
+#
+# For each configuration the lab runs, a run with cauda's observers as they
+# are by default (the `self` control thread and the host-counter sampler)
+# and one with both off (the hidden --no-self-thread --no-host-counters;
+# the collector always runs), alternating the order each round so drift of
+# the machine favours neither. Prints per configuration the medians over the
+# rounds of p50, p99, p99.9 and throughput (values recorded per second) in
+# both modes and their ratios (default / off), and where every thread ran:
+# the probe's CPUs (taskset) and the observers' (the run file's `observers`).
+#
+# Configurations: timer 1 ms; hiccup; disk 4k randread QD1 and randwrite
+# QD32; disk randread at 2000/s; net TCP and UDP ping-pong with client and
+# server on the same CPU and on different CPUs; net TCP --gap 500us; net TCP
+# at 10000/s. Needs 2 CPUs (0 and 1) and writes a 256 MiB file in $TMPDIR.
+#
+# Issue 16's goal for every row: p50 within 2 %, p99 within 5 %, p99.9
+# within 10 % of observers-off; throughput within 1 %.
+#
+# usage: bench/observer_effect.sh [ROUNDS=5] [RUNTIME=5s] [CONFIG...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+runtime=${2:-5s}
+shift 2 || shift $#
+cauda=${CAUDA:-target/release/cauda}
+[[ -x $cauda ]] || cargo build --release --locked --quiet
+cauda=$(realpath "$cauda")
+tmp=$(mktemp -d)
+serve_pid=
+cleanup() {
+    [[ -n $serve_pid ]] && kill "$serve_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+port=7491
+file="$tmp/observer.dat"
+"$cauda" disk --file "$file" --size 256M --runtime 200ms -q -o "$tmp/prep.json" >/dev/null
+
+# name | series tag | serve placement ("" = none, else "CPU PROTO") | client CPUs | cauda arguments
+configs=(
+    "timer-1ms|wakeup||1|timer --interval 1ms"
+    "hiccup|hiccup||1|hiccup"
+    "disk-randread-qd1|read||1|disk --file $file --rw randread --bs 4k --iodepth 1"
+    "disk-randwrite-qd32|write||1|disk --file $file --rw randwrite --bs 4k --iodepth 32"
+    "disk-randread-2000/s|read||1|disk --file $file --rw randread --bs 4k --rate 2000/s"
+    "net-tcp-same-cpu|rtt|1 tcp|1|net --connect 127.0.0.1:$port --proto tcp"
+    "net-tcp-two-cpus|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp"
+    "net-udp-same-cpu|rtt|1 udp|1|net --connect 127.0.0.1:$port --proto udp"
+    "net-udp-two-cpus|rtt|0 udp|1|net --connect 127.0.0.1:$port --proto udp"
+    "net-tcp-gap-500us|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp --gap 500us"
+    "net-tcp-10000/s|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp --rate 10000/s"
+)
+if (($# > 0)); then
+    wanted=" $* "
+    kept=()
+    for c in "${configs[@]}"; do [[ $wanted == *" ${c%%|*} "* ]] && kept+=("$c"); done
+    configs=("${kept[@]}")
+fi
+
+start_serve() { # CPU PROTO
+    local udp=
+    [[ $2 == udp ]] && udp=--udp
+    # shellcheck disable=SC2086
+    taskset -c "$1" "$cauda" serve --listen "127.0.0.1:$port" $udp 2>/dev/null &
+    serve_pid=$!
+    sleep 0.3
+}
+
+stop_serve() {
+    [[ -n $serve_pid ]] && kill -INT "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null || true
+    serve_pid=
+}
+
+one() { # config mode round → one line of figures
+    local name tag serve cpus args run
+    IFS='|' read -r name tag serve cpus args <<<"$1"
+    local mode=$2 round=$3 off=
+    [[ $mode == off ]] && off="--no-self-thread --no-host-counters"
+    run="$tmp/${name//\//_}-$mode-$round.json"
+    # shellcheck disable=SC2086
+    taskset -c "$cpus" "$cauda" $args --runtime "$runtime" -q -o "$run" $off >/dev/null 2>&1
+    "$cauda" analyze "$run" --json --percentiles 50,99,99.9 | python3 -c '
+import json, sys
+name, tag, mode, rnd, serve, cpus, path = sys.argv[1:8]
+doc = json.load(sys.stdin)
+run = json.load(open(path))
+s = next(x for x in doc["inputs"][0]["series"] if x["tag"] == tag)["summary"]
+p = s["percentiles"]
+rate = s["count"] / (run["duration_ns"] / 1e9)
+where = "probe@" + cpus + (",serve@" + serve.split()[0] if serve else "")
+obs = ",".join("%s@%s" % (o["thread"].removeprefix("cauda-"), "+".join(map(str, o["cpus"])))
+               for o in run.get("observers", []))
+print(name, mode, rnd, "%.3f" % (p["50"] / 1e3), "%.3f" % (p["99"] / 1e3),
+      "%.3f" % (p["99.9"] / 1e3), "%.1f" % rate, where, obs or "-")
+' "$name" "$tag" "$mode" "$round" "$serve" "$cpus" "$run"
+}
+
+echo "# cauda $("$cauda" --version | cut -d' ' -f2), $rounds rounds of $runtime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# config mode round p50_us p99_us p99.9_us values/s placement observers"
+for c in "${configs[@]}"; do
+    serve=$(cut -d'|' -f3 <<<"$c")
+    [[ -n $serve ]] && start_serve $serve
+    for ((r = 1; r <= rounds; r++)); do
+        if ((r % 2)); then order=(default off); else order=(off default); fi
+        for mode in "${order[@]}"; do
+            one "$c" "$mode" "$r" | tee -a "$tmp/all"
+        done
+    done
+    stop_serve
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$tmp/all" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+configs = list(dict.fromkeys(r[0] for r in rows))
+goal = {"p50": 0.02, "p99": 0.05, "p99.9": 0.10, "values/s": 0.01}
+print()
+print("%-22s %-9s %10s %10s %10s %12s  %s" % ("config", "mode", "p50 µs", "p99 µs", "p99.9 µs", "values/s", "placement / observers"))
+for c in configs:
+    med = {}
+    for mode in ("default", "off"):
+        rs = [r for r in rows if r[0] == c and r[1] == mode]
+        med[mode] = [statistics.median(float(r[i]) for r in rs) for i in range(3, 7)]
+        print("%-22s %-9s %10.2f %10.2f %10.2f %12.0f  %s %s" % (c, mode, *med[mode], rs[-1][7], rs[-1][8]))
+    ratios = [d / o if o else float("nan") for d, o in zip(med["default"], med["off"])]
+    verdict = all(abs(r - 1) <= g for r, g in zip(ratios, goal.values()))
+    print("%-22s %-9s %10.3f %10.3f %10.3f %12.3f  %s" % (c, "ratio", *ratios, "within goal" if verdict else "OUTSIDE goal"))
+PY
