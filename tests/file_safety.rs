@@ -12,27 +12,36 @@ use std::process::Command as StdCommand;
 use common::{cauda, fixture, refused};
 use predicates::prelude::PredicateBooleanExt;
 
-#[test]
-fn a_link_planted_at_the_temporary_name_does_not_redirect_the_write() {
-    // The attack from the review: the temporary name is `.NAME.tmp-PID`,
-    // and `exec` keeps the shell's PID for cauda.
+/// Runs `cauda ARGS` in a new directory where a link to a file holding
+/// "precious" was planted at `PLANTED-PID` (the shell `exec`s cauda, so
+/// the PID is cauda's): whether cauda succeeded, the directory, and the
+/// victim's text afterwards.
+fn beside_a_planted_link(planted: &str, args: &str) -> (bool, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, "precious").unwrap();
-    let input = fixture("fio/lat_offset_clat.1.log");
     let script = format!(
-        "cd {dir} && ln -s {victim} .out.json.tmp-$$ && exec {cauda} convert {input} --to json -o out.json",
+        "cd {dir} && ln -s {victim} {planted}$$ && exec {cauda} {args}",
         dir = dir.path().display(),
         victim = victim.display(),
         cauda = assert_cmd::cargo::cargo_bin("cauda").display(),
-        input = input.display(),
     );
     let status = StdCommand::new("sh")
         .args(["-c", &script])
         .status()
         .unwrap();
-    assert!(status.success());
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let left = std::fs::read_to_string(&victim).unwrap();
+    (status.success(), dir, left)
+}
+
+#[test]
+fn a_link_planted_at_the_temporary_name_does_not_redirect_the_write() {
+    // The attack from the review: the temporary name is `.NAME.tmp-PID`.
+    let input = fixture("fio/lat_offset_clat.1.log");
+    let args = format!("convert {} --to json -o out.json", input.display());
+    let (ok, dir, victim) = beside_a_planted_link(".out.json.tmp-", &args);
+    assert!(ok);
+    assert_eq!(victim, "precious");
     let out = std::fs::read_to_string(dir.path().join("out.json")).unwrap();
     assert!(out.starts_with("{\"schema\":\"cauda.run/"), "{out}");
 }
@@ -100,25 +109,13 @@ fn inputs_that_may_never_end_are_refused_at_once() {
 }
 
 #[test]
-fn links_planted_at_the_write_check_and_lock_names_neither_block_nor_redirect() {
+fn a_link_planted_at_the_write_check_name_neither_blocks_nor_redirects() {
     // The directory check used `.cauda-write-check-PID`: a link planted
     // there made every run in the directory fail "File exists".
-    let dir = tempfile::tempdir().unwrap();
-    let victim = dir.path().join("victim");
-    std::fs::write(&victim, "precious").unwrap();
-    let script = format!(
-        "cd {dir} && ln -s {victim} .cauda-write-check-$$ && exec {cauda} timer --runtime 300ms \
-         -q -o out.json",
-        dir = dir.path().display(),
-        victim = victim.display(),
-        cauda = assert_cmd::cargo::cargo_bin("cauda").display(),
-    );
-    let status = StdCommand::new("sh")
-        .args(["-c", &script])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let args = "timer --runtime 300ms -q -o out.json";
+    let (ok, dir, victim) = beside_a_planted_link(".cauda-write-check-", args);
+    assert!(ok);
+    assert_eq!(victim, "precious");
     assert!(dir.path().join("out.json").is_file());
 }
 
