@@ -140,3 +140,18 @@ fn check_intervals(series: &Series) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// Values a disk run wrote whose default (fast) parse by serde_json is
+    /// one ulp off, so re-serialising an untouched file changed its
+    /// checksum and it was read as "changed after cauda wrote it"; the
+    /// `float_roundtrip` feature parses them exactly.
+    #[test]
+    fn floats_read_back_exactly_so_an_untouched_file_keeps_its_checksum() {
+        for text in ["92852187.83205253", "1887.6935593783446", "20908.249195361757"] {
+            let value: f64 = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&value).unwrap(), text);
+        }
+    }
+}
