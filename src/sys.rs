@@ -79,6 +79,52 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// How many times the calling thread gave up its CPU to wait (its
+/// voluntary context switches); 0 when it cannot be read.
+pub fn thread_voluntary_switches() -> u64 {
+    // SAFETY: an all-zero rusage is a valid out-parameter for getrusage.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_THREAD and a pointer to a live rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return 0;
+    }
+    usage.ru_nvcsw.max(0) as u64
+}
+
+/// Puts the calling thread under SCHED_IDLE (`idle`), where it runs only
+/// when nothing else wants its CPU and any waking thread of a normal
+/// policy preempts it at once, or back under SCHED_OTHER.
+pub fn set_idle_policy(idle: bool) -> io::Result<()> {
+    let policy = if idle {
+        libc::SCHED_IDLE
+    } else {
+        libc::SCHED_OTHER
+    };
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether the calling thread could return from SCHED_IDLE to SCHED_OTHER:
+/// the kernel allows it to root, or under an RLIMIT_NICE of 20 or more
+/// (`sched_setscheduler(2)`).
+pub fn may_leave_idle_policy() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    // SAFETY: an all-zero rlimit is a valid out-parameter.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid resource and a pointer to a live rlimit.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NICE, &mut limit) };
+    rc == 0 && limit.rlim_cur >= 20
+}
+
 /// Puts the calling thread under SCHED_FIFO at `priority` (1–99).
 pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
     let param = libc::sched_param {

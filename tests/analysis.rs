@@ -60,6 +60,17 @@ fn a_frozen_process_shows_as_a_stall_at_the_right_time() {
     let hit = hit.unwrap_or_else(|| panic!("the freeze is not among the stalls: {stalls:#?}"));
     let start = hit["start_s"].as_f64().unwrap();
     assert!((1.0..=2.6).contains(&start), "{stalls:#?}");
+    // The whole process froze, so cauda's own observer thread (one wake-up
+    // per 100 ms interval) was late too: the stall is blamed on the host,
+    // not the target.
+    assert!(
+        hit["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["counter"] == "self.max"),
+        "the self series names a host-wide stall: {hit:#?}"
+    );
     // ~300 backlog samples of 300, 299, … 1 ms: p99 of the whole run is in the backlog.
     assert!(series["summary"]["percentiles"]["99"].as_u64().unwrap() > 1_000_000);
     // 30 intervals, and a sliver of a 31st when the last wake-up was late.

@@ -420,8 +420,21 @@ fn a_run_carries_the_audit_counters_and_its_self_series() {
         grid, self_grid,
         "the self series shares the run's intervals"
     );
+    // One heartbeat per interval boundary crossed (4 in 2.5 s of 500 ms
+    // intervals, a 5th when the run ends late).
     let self_count = recorded(&doc["series"][1]);
-    assert!(self_count > 100, "1 ms sleeps for 2.5 s: {self_count}");
+    assert!((4..=5).contains(&self_count), "{self_count}");
+    // cauda's own threads wake about once per interval each, not a thousand
+    // times a second (the old 1 ms control thread woke 2,500 times here).
+    let observers = doc["observers"].as_array().unwrap();
+    let wakeups = |name: &str| {
+        let o = observers.iter().find(|o| o["thread"] == name);
+        o.unwrap_or_else(|| panic!("{name} in {observers:?}"))["wakeups"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(wakeups("cauda-observer") <= 8, "{observers:?}");
+    assert!(wakeups("cauda-collector") <= 12, "{observers:?}");
 
     let counters = &doc["host_counters"];
     let names: Vec<&str> = counters["names"]

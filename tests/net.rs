@@ -266,7 +266,14 @@ fn a_frozen_responder_shows_as_the_backlog_in_rate_mode() {
     let run = dir.path().join("frozen.json");
     let mut client = net_client(
         &server,
-        &["--rate", "1000/s", "--runtime", "2s"],
+        &[
+            "--rate",
+            "1000/s",
+            "--runtime",
+            "2s",
+            "--interval-length",
+            "100ms",
+        ],
         &run,
         Stdio::null(),
     );
@@ -292,6 +299,29 @@ fn a_frozen_responder_shows_as_the_backlog_in_rate_mode() {
         rtt["percentiles"]["99"].as_u64().unwrap() >= 100_000_000,
         "the backlog behind it reaches p99: {rtt}"
     );
+    // Only the responder froze: cauda's own observer thread was on time, so
+    // no stall is blamed on the host.
+    let analysis = common::json_stdout(
+        cauda()
+            .args(["analyze", "--json"])
+            .arg(&run)
+            .output()
+            .unwrap(),
+    );
+    let series = analysis["inputs"][0]["series"].as_array().unwrap();
+    let rtt = series.iter().find(|s| s["tag"] == "rtt").unwrap();
+    let stalls = rtt["stalls"].as_array().unwrap();
+    assert!(!stalls.is_empty(), "the freeze is a stall");
+    for stall in stalls {
+        assert!(
+            !stall["hints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h["counter"] == "self.max"),
+            "a target stall is not the host's: {stall:#?}"
+        );
+    }
 }
 
 #[test]

@@ -139,7 +139,7 @@ fn the_run_file_says_where_caudas_own_threads_ran_and_keeps_them_off_pinned_prob
     };
     let run = common::timer_run(&dir.path().join("plain.json"), &["--runtime", "300ms"]);
     let threads: Vec<String> = observers(&run).into_iter().map(|o| o.0).collect();
-    assert_eq!(threads, ["cauda-self", "cauda-counters", "cauda-collector"]);
+    assert_eq!(threads, ["cauda-observer", "cauda-collector"]);
     assert!(observers(&run).iter().all(|o| !o.1.is_empty() && o.2 > 0));
 
     let allowed = cauda::sys::allowed_cpus();

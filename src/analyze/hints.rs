@@ -356,7 +356,7 @@ pub fn self_hint(self_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
         value: worst,
         baseline,
         text: format!(
-            "cauda's own control thread woke {} late (typical worst {}) → the host stalled every thread, not only the target",
+            "cauda's own observer thread woke {} late (typical {}) → the host stalled every thread, not only the target",
             ns(worst),
             ns(baseline)
         ),

@@ -149,7 +149,11 @@ mod tests {
     /// `float_roundtrip` feature parses them exactly.
     #[test]
     fn floats_read_back_exactly_so_an_untouched_file_keeps_its_checksum() {
-        for text in ["92852187.83205253", "1887.6935593783446", "20908.249195361757"] {
+        for text in [
+            "92852187.83205253",
+            "1887.6935593783446",
+            "20908.249195361757",
+        ] {
             let value: f64 = serde_json::from_str(text).unwrap();
             assert_eq!(serde_json::to_string(&value).unwrap(), text);
         }

@@ -53,12 +53,16 @@ impl Tool {
 /// One of cauda's own threads that ran beside the probe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observer {
-    /// The thread's name (`cauda-self`, `cauda-counters`, `cauda-collector`).
+    /// The thread's name (`cauda-observer`, `cauda-collector`).
     pub thread: String,
     /// The CPUs it was allowed to run on.
     pub cpus: Vec<usize>,
     /// The CPU time it used, in ns.
     pub cpu_ns: u64,
+    /// How many times it woke up (its voluntary context switches): each
+    /// wake-up on a probe's CPU can delay one of the probe's operations.
+    #[serde(default)]
+    pub wakeups: u64,
 }
 
 /// A warning raised during a run, with what to do about it.

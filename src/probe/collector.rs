@@ -88,6 +88,9 @@ pub fn start(
         .name("cauda-collector".into())
         .spawn(move || {
             placement.enter();
+            // Merging and encoding wait for the probe's idle moments: a
+            // probe thread waking meanwhile preempts the collector at once.
+            let _ = crate::sys::set_idle_policy(true);
             collector.run(reports)
         })
         .context("cannot start the collector thread")?;

@@ -3,10 +3,10 @@
 //! A control thread sleeps 1 ms at a time and records how much later than
 //! asked it woke. It does no work of its own, so whatever delays it — the
 //! scheduler, an interrupt storm, a stolen vCPU, page reclaim, a frozen VM —
-//! delays every thread on the host. Every probe run carries such a thread as
-//! the series tagged `self` (so a stall in the target can be told apart
-//! from a stall of the host or of cauda itself), and `cauda hiccup` runs it
-//! alone, one pinned thread per chosen CPU.
+//! delays every thread on the host. `cauda hiccup` runs it alone, one pinned
+//! thread per chosen CPU. Beside other probes the same idea, at one wake-up
+//! per interval, is the `self` heartbeat (`probe::observers::watch`), whose
+//! [`IntervalSink`] lives here.
 //!
 //! Unlike the `timer` probe it sleeps *relative* to its last wake-up, as
 //! jHiccup does: a long stall is one long sample, not a backlog.

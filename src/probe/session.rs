@@ -25,7 +25,6 @@ use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, Observer, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output::{self, Checked};
 use crate::probe::collector::{self, SeriesSpec};
-use crate::probe::hiccup::{self, IntervalSink};
 use crate::probe::observers::{self, Placement};
 use crate::record::{Clock, MonotonicClock, Recorder, StopFlag};
 use crate::sys;
@@ -112,7 +111,8 @@ pub struct Observe {
     pub block_device: Option<String>,
     /// Sample host counters (PSI, vmstat, …) at each interval boundary.
     pub host_counters: bool,
-    /// Run the `self` control thread (1 ms sleeps, lateness recorded).
+    /// Record the `self` heartbeat: how late cauda's observer thread woke
+    /// at each interval boundary ([`observers::watch`]).
     pub self_hiccups: bool,
 }
 
@@ -300,41 +300,25 @@ where
             let _ = go.send(Some((recorder, run_start)));
         }
         let done = || probes_done.load(Ordering::Acquire);
-        let interval_ns = plan.interval_ns;
-        // Off the probes' threads: a failure to start either only loses
-        // what it would have observed.
-        let (for_self, for_sampler) = (placement.clone(), placement.clone());
-        let control = observe.self_hiccups.then(|| {
-            std::thread::Builder::new()
-                .name("cauda-self".into())
-                .spawn_scoped(scope, move || {
-                    for_self.enter();
-                    // Host noise, not the default 50 µs of timer slack.
-                    let _ = sys::set_timer_slack_ns(1);
-                    let mut sink = IntervalSink::new(run_start, interval_ns);
-                    hiccup::control_loop(
-                        &MonotonicClock,
-                        hiccup::SLEEP_NS,
-                        u64::MAX,
-                        &mut sink,
-                        0,
-                        &done,
-                    );
-                    (sink, observers::leave("cauda-self"))
-                })
-                .ok()
-        });
-        let sampling = sampler.zip(baseline).map(|(sampler, baseline)| {
-            std::thread::Builder::new()
-                .name("cauda-counters".into())
-                .spawn_scoped(scope, move || {
-                    for_sampler.enter();
-                    let readings =
-                        sample_intervals(sampler, baseline, run_start, interval_ns, &done);
-                    (readings, observers::leave("cauda-counters"))
-                })
-                .ok()
-        });
+        // Off the probes' threads: a failure to start it only loses what
+        // it would have observed.
+        let heartbeat = observe.self_hiccups;
+        let sampling = sampler.zip(baseline);
+        let watcher = (heartbeat || sampling.is_some())
+            .then(|| {
+                let placement = placement.clone();
+                std::thread::Builder::new()
+                    .name(observers::THREAD.into())
+                    .spawn_scoped(scope, move || {
+                        let schedule = observers::Boundaries {
+                            run_start_ns: run_start,
+                            interval_ns: plan.interval_ns,
+                        };
+                        observers::watch(&placement, schedule, heartbeat, sampling, &done)
+                    })
+                    .ok()
+            })
+            .flatten();
 
         let mut thread_error = None;
         for handle in handles {
@@ -349,19 +333,26 @@ where
             }
         }
         probes_done.store(true, Ordering::Release);
-        let (control, self_use) = control.flatten().and_then(|h| h.join().ok()).unzip();
-        let (readings, sampler_use) = sampling.flatten().and_then(|h| h.join().ok()).unzip();
+        // Cut the observer's sleep short: the run is over.
+        if let Some(handle) = &watcher {
+            handle.thread().unpark();
+        }
+        let watched = watcher.and_then(|h| h.join().ok());
         let mut collected = collector
             .join()
             .map_err(|_| anyhow!("the collector thread panicked"))?;
+        let (heartbeat, readings, watcher_use) = match watched {
+            Some(w) => (w.heartbeat, w.readings, Some(w.observer)),
+            None => (None, None, None),
+        };
         let observers = Observers {
-            threads: [self_use, sampler_use, Some(collected.observer.clone())]
+            threads: [watcher_use, Some(collected.observer.clone())]
                 .into_iter()
                 .flatten()
                 .collect(),
             shared: placement.shared.clone(),
         };
-        if let (Some(sink), Some(first)) = (control, collected.series.first()) {
+        if let (Some(sink), Some(first)) = (heartbeat, collected.series.first()) {
             let grid = first.intervals.clone();
             collected.series.push(sink.into_series(&grid));
         }
@@ -427,37 +418,6 @@ where
         )));
     }
     Ok(Finished { run, path })
-}
-
-/// Samples the host at each interval boundary until the probes are done,
-/// then once more: `[baseline, boundary 1, boundary 2, …, final]`.
-fn sample_intervals(
-    mut sampler: Sampler,
-    baseline: Reading,
-    run_start: u64,
-    interval_ns: u64,
-    done: &dyn Fn() -> bool,
-) -> Vec<Reading> {
-    // Short naps, so the end of the run is noticed quickly.
-    const NAP_NS: u64 = 20_000_000;
-    let clock = MonotonicClock;
-    let mut readings = vec![baseline];
-    'run: for k in 1.. {
-        let deadline = run_start + k * interval_ns;
-        loop {
-            if done() {
-                break 'run;
-            }
-            let now = clock.now();
-            if now >= deadline {
-                break;
-            }
-            clock.sleep_until(deadline.min(now + NAP_NS));
-        }
-        readings.push(sampler.sample());
-    }
-    readings.push(sampler.sample());
-    readings
 }
 
 /// Host counter deltas on the run's interval grid: interval i spans

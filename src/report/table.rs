@@ -125,7 +125,7 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     if Role::of_tag(&s.tag) == Role::Control {
         let _ = writeln!(
             out,
-            "self — {} samples: cauda's own control thread (1 ms sleeps, lateness recorded); host noise, not the target",
+            "self — {} samples: cauda's own heartbeat (how late its observer thread woke at each interval boundary); host noise, not the target",
             thousands(sum.count)
         );
     } else {
