@@ -71,7 +71,7 @@ fn hiccup(args: cli::HiccupArgs) -> Result<Outcome> {
     };
     config.validate()?;
     let stop = StopFlag::on_signals()?;
-    let destination = destination(&args.output);
+    let destination = destination(&args.output)?;
     if !args.output.quiet {
         eprintln!(
             "cauda hiccup: {} thread(s) sleeping {} for {} — Ctrl-C stops and saves",
@@ -84,13 +84,23 @@ fn hiccup(args: cli::HiccupArgs) -> Result<Outcome> {
     finish_run(finished, args.output.quiet)
 }
 
-fn destination(output: &cli::RunOutputArgs) -> Destination {
+fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
     probe::session::observe_by_default(!output.no_host_counters, !output.no_self_thread);
-    Destination {
+    let mut labels = std::collections::BTreeMap::new();
+    for cli::Label(key, value) in &output.labels {
+        if let Some(first) = labels.insert(key.clone(), value.clone()) {
+            return Err(error::input_error(format!(
+                "--label {key}: given twice ({first}, {value}); give each key once"
+            )));
+        }
+    }
+    Ok(Destination {
         run_file: output.output.clone(),
         hlog: output.hlog.clone(),
         force: output.force,
-    }
+        labels,
+        start_at_unix_ns: output.start_at,
+    })
 }
 
 fn timer(args: TimerArgs) -> Result<Outcome> {
@@ -121,7 +131,7 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
     };
     config.validate()?;
     let stop = StopFlag::on_signals()?;
-    let destination = destination(&args.output);
+    let destination = destination(&args.output)?;
     if !args.output.quiet {
         eprintln!(
             "cauda timer: {} thread(s), {} for {} — Ctrl-C stops and saves",
@@ -159,7 +169,7 @@ fn net(args: cli::NetArgs) -> Result<Outcome> {
     };
     config.validate()?;
     let stop = StopFlag::on_signals()?;
-    let destination = destination(&args.output);
+    let destination = destination(&args.output)?;
     if !args.output.quiet {
         eprintln!(
             "cauda net: {:?} to {}, {} B / {} B, {} connection(s), {} for {} — Ctrl-C stops and saves",
@@ -220,7 +230,7 @@ fn disk(args: cli::DiskArgs) -> Result<Outcome> {
     let config = args.config()?;
     config.validate()?;
     let stop = StopFlag::on_signals()?;
-    let destination = destination(&args.output);
+    let destination = destination(&args.output)?;
     if !args.output.quiet {
         eprintln!(
             "cauda disk: {} job(s), --rw {} {} for {} — Ctrl-C stops and saves",
@@ -390,6 +400,9 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
     let run = formats::merge::merge(&inputs, args.tag_by)?;
     let bytes = formats::runfile::to_bytes(&run)?;
     output::write_checked(&args.output, checked, &bytes)?;
+    for warning in &run.warnings {
+        eprintln!("warning: {} — {}", warning.message, warning.advice);
+    }
     eprintln!(
         "merged {} input(s) into {} series: {}",
         inputs.len(),

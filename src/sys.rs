@@ -79,6 +79,21 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The kernel's wall-clock synchronisation state (`adjtimex` with no
+/// modes: a read, allowed to anyone): (synchronised, estimated error µs,
+/// maximum error µs); `None` when it cannot be read.
+pub fn clock_sync() -> Option<(bool, i64, i64)> {
+    // SAFETY: an all-zero timex with modes 0 asks for a read only.
+    let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+    // SAFETY: a pointer to a live timex.
+    let state = unsafe { libc::adjtimex(&mut tx) };
+    if state < 0 {
+        return None;
+    }
+    let unsynced = state == libc::TIME_ERROR || tx.status & libc::STA_UNSYNC != 0;
+    Some((!unsynced, tx.esterror as i64, tx.maxerror as i64))
+}
+
 /// How many times the calling thread gave up its CPU to wait (its
 /// voluntary context switches); 0 when it cannot be read.
 pub fn thread_voluntary_switches() -> u64 {

@@ -625,6 +625,8 @@ fn storm_run(dir: &Path) -> PathBuf {
         run_file: Some(run.clone()),
         hlog: None,
         force: false,
+        labels: Default::default(),
+        start_at_unix_ns: None,
     };
     let storm_path = storm.clone();
     let dd = std::thread::spawn(move || {

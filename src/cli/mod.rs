@@ -199,6 +199,82 @@ fn duration(text: &str) -> Result<u64, String> {
     units::parse_duration(text)
 }
 
+/// A `--label` pair.
+#[derive(Clone, Debug)]
+pub struct Label(pub String, pub String);
+
+fn label(text: &str) -> Result<Label, String> {
+    let expected = "expected KEY=VALUE, e.g. host=a1 or zone=eu-1 (KEY: letters, digits \
+                    and _, not starting with a digit; VALUE not empty)";
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("'{text}': {expected}"))?;
+    let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !key_ok || value.is_empty() || value.contains(['\n', '\r']) {
+        return Err(format!("'{text}': {expected}"));
+    }
+    Ok(Label(key.into(), value.into()))
+}
+
+/// Unix seconds with up to 9 decimals (`1795600800`, `1795600800.25`),
+/// exactly, as ns.
+fn unix_seconds_ns(text: &str) -> Option<u128> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || fraction.len() > 9 {
+        return None;
+    }
+    let nanos: u128 = format!("{fraction:0<9}").parse().ok()?;
+    Some(whole.parse::<u128>().ok()?.checked_mul(1_000_000_000)? + nanos)
+}
+
+/// A `--start-at` time, ns since the Unix epoch: RFC 3339 in UTC
+/// (`2026-11-25T10:00:00Z`, fractions allowed) or Unix seconds, from now
+/// to a day ahead.
+fn start_at(text: &str) -> Result<u128, String> {
+    let unix_ns = match unix_seconds_ns(text) {
+        Some(ns) => ns,
+        None => humantime::parse_rfc3339_weak(text.trim_end_matches('Z'))
+            .map_err(|e| {
+                format!(
+                    "'{text}': {e}; expected an RFC 3339 time in UTC such as \
+                     2026-11-25T10:00:00Z, or Unix seconds such as 1795600800"
+                )
+            })?
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|_| format!("'{text}': before 1970"))?
+            .as_nanos(),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|_| "the system clock is before 1970".to_string())?
+        .as_nanos();
+    const DAY_NS: u128 = 86_400 * 1_000_000_000;
+    let show = |ns: u128| {
+        humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH
+                + std::time::Duration::from_nanos(ns.min(u64::MAX as u128) as u64),
+        )
+        .to_string()
+    };
+    if unix_ns < now {
+        return Err(format!(
+            "{} is in the past (it is now {}): give a time still to come on every host",
+            show(unix_ns),
+            show(now)
+        ));
+    }
+    if unix_ns > now + DAY_NS {
+        return Err(format!(
+            "{} is more than a day ahead (it is now {}): is it in UTC?",
+            show(unix_ns),
+            show(now)
+        ));
+    }
+    Ok(unix_ns)
+}
+
 /// A parsed CPU list (a newtype so clap treats it as one value).
 #[derive(Clone, Debug)]
 pub struct CpuList(pub Vec<usize>);
@@ -246,11 +322,21 @@ pub struct RunOutputArgs {
     /// Print only the path of the run file, not the summary table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Label the run, KEY=VALUE (repeatable): host, zone, shard, … They go
+    /// into the run file, and `cauda merge` keeps those all inputs share.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label)]
+    pub labels: Vec<Label>,
+    /// Start measuring at this wall-clock time — RFC 3339 in UTC
+    /// (2026-11-25T10:00:00Z) or Unix seconds — once everything is ready,
+    /// so runs started on several hosts measure the same seconds (interval
+    /// i is the same wall-clock second on each). At most a day ahead.
+    #[arg(long, value_name = "TIME", value_parser = start_at)]
+    pub start_at: Option<u128>,
     /// Do not sample host counters (PSI, vmstat, …) each interval; for
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]
     pub no_host_counters: bool,
-    /// Do not run the `self` control thread; for measuring its own cost.
+    /// Do not record the `self` heartbeat; for measuring its own cost.
     #[arg(long, hide = true)]
     pub no_self_thread: bool,
 }

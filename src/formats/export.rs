@@ -138,6 +138,8 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
         parameters: serde_json::json!({ "inputs": sources }),
         start_time,
         start_unix_ns,
+        start_at_unix_ns: None,
+        labels: common_labels(inputs),
         duration_ns: end,
         interval_ns: series
             .iter()
@@ -165,6 +167,23 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
         observers: Vec::new(),
         integrity: None,
     })
+}
+
+/// The labels every input carries with the same value (an input without a
+/// run file carries none).
+fn common_labels(inputs: &[Loaded]) -> std::collections::BTreeMap<String, String> {
+    let mut runs = inputs.iter().map(|i| i.run.as_ref());
+    let Some(Some(first)) = runs.next() else {
+        return Default::default();
+    };
+    let mut common = first.labels.clone();
+    for run in runs {
+        match run {
+            Some(run) => common.retain(|k, v| run.labels.get(k) == Some(v)),
+            None => common.clear(),
+        }
+    }
+    common
 }
 
 /// Writes a run file.

@@ -1,10 +1,15 @@
 //! `cauda merge`: exact merge of runs or logs — threads, hosts or
 //! repetitions — into one run file.
 //!
-//! Series with the same tag are merged interval by interval (intervals are
-//! matched by their offset from each input's start), so the result's
-//! percentiles are those of all the values together, never an average of
-//! percentiles. Inputs whose intervals have different lengths, whose
+//! Series with the same tag are merged interval by interval, so the
+//! result's percentiles are those of all the values together, never an
+//! average of percentiles. Intervals are matched by **wall-clock** time
+//! when every input is a run file (it knows its start): an interval goes
+//! to the interval of the earliest input nearest its own start, and runs
+//! whose starts are not a whole number of intervals apart are named in a
+//! warning with how far off the grid they were (`--start-at` aligns runs
+//! exactly). Inputs without a wall-clock start are matched by offset from
+//! their own start, and the run says so. Inputs whose intervals have different lengths, whose
 //! histograms keep different precision, or whose series are timed from
 //! different origins are refused with the reason; `--tag-by source` keeps
 //! each input's series apart instead.
@@ -16,7 +21,7 @@ use anyhow::Result;
 use super::export::run_around;
 use crate::error::input_error;
 use crate::model::Loaded;
-use crate::model::{IntervalRecord, RunFile, Series};
+use crate::model::{IntervalRecord, RunFile, Series, Warning};
 use crate::record::LatencyHistogram;
 
 /// How merged series are named.
@@ -60,20 +65,143 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
             }
         }
     }
+    let grid = Grid::of(inputs);
     let mut merged_series = Vec::with_capacity(groups.len());
     for (tag, members) in groups {
-        merged_series.push(merge_group(&tag, &members)?);
+        merged_series.push(merge_group(&tag, &members, &grid)?);
     }
     let mut run = run_around(inputs, merged_series)?;
     run.probe = "merge".into();
     run.parameters = serde_json::json!({
-        "inputs": inputs.iter().map(|i| serde_json::json!({"source": i.source, "format": i.format})).collect::<Vec<_>>(),
+        "inputs": inputs.iter().map(|i| serde_json::json!({
+            "source": i.source,
+            "format": i.format,
+            "labels": i.run.as_ref().map(|r| r.labels.clone()).unwrap_or_default(),
+        })).collect::<Vec<_>>(),
         "tag_by": match tag_by { TagBy::Tag => "tag", TagBy::Source => "source" },
+        "aligned_by": if grid.wall_clock { "wall-clock start" } else { "offset from each input's start" },
     });
+    if let Some(earliest) = grid.earliest.and_then(|i| inputs[i].run.as_ref()) {
+        run.start_unix_ns = earliest.start_unix_ns;
+        run.start_time = earliest.start_time.clone();
+    }
+    run.warnings = grid.warnings(inputs, run.interval_ns);
     Ok(run)
 }
 
-fn merge_group(tag: &str, members: &[(&str, &Series)]) -> Result<Series> {
+/// Where each input's intervals sit on the merged run's time line.
+struct Grid {
+    /// Per input (by source), ns after the earliest start.
+    offsets: BTreeMap<String, u64>,
+    /// True when every input knew its wall-clock start.
+    wall_clock: bool,
+    /// The input that started first.
+    earliest: Option<usize>,
+}
+
+impl Grid {
+    fn of(inputs: &[Loaded]) -> Grid {
+        let starts: Option<Vec<u128>> = inputs
+            .iter()
+            .map(|i| i.run.as_ref().map(|r| r.start_unix_ns).filter(|&s| s > 0))
+            .collect();
+        let Some(starts) = starts.filter(|s| !s.is_empty()) else {
+            return Grid {
+                offsets: BTreeMap::new(),
+                wall_clock: false,
+                earliest: None,
+            };
+        };
+        let min = starts.iter().copied().min().unwrap_or(0);
+        Grid {
+            offsets: inputs
+                .iter()
+                .zip(&starts)
+                .map(|(i, &s)| (i.source.clone(), (s - min).min(u64::MAX as u128) as u64))
+                .collect(),
+            wall_clock: true,
+            earliest: starts.iter().position(|&s| s == min),
+        }
+    }
+
+    /// The merged interval (its start) an interval of `source` starting
+    /// at `start_ns` of its own run belongs to: the nearest on the grid.
+    fn slot(&self, source: &str, start_ns: u64, length_ns: u64) -> u64 {
+        let at = self.offsets.get(source).copied().unwrap_or(0) + start_ns;
+        if length_ns == 0 {
+            return at;
+        }
+        (at + length_ns / 2) / length_ns * length_ns
+    }
+
+    /// What the merge should say: inputs off the grid by more than 1 % of
+    /// an interval, clocks not known to be synchronised.
+    fn warnings(&self, inputs: &[Loaded], interval_ns: u64) -> Vec<Warning> {
+        let mut out = Vec::new();
+        let fmt = crate::units::format_ns;
+        if self.wall_clock && interval_ns > 0 {
+            let off: Vec<String> = self
+                .offsets
+                .iter()
+                .filter_map(|(source, &offset)| {
+                    let r = offset % interval_ns;
+                    let miss = r.min(interval_ns - r);
+                    (miss * 100 > interval_ns).then(|| {
+                        format!(
+                            "{} started {} after the first ({} off the interval grid)",
+                            stem(source),
+                            fmt(offset as f64),
+                            fmt(miss as f64)
+                        )
+                    })
+                })
+                .collect();
+            if !off.is_empty() {
+                out.push(Warning {
+                    message: format!(
+                        "intervals do not line up: {}; each of their intervals was merged into the \
+                         nearest interval of the first, so values up to that far apart share an interval",
+                        off.join("; ")
+                    ),
+                    advice: "start the runs with --start-at TIME (the same on every host) so \
+                             their intervals are the same wall-clock seconds"
+                        .into(),
+                });
+            }
+            // One host's runs share one clock, however far off it is.
+            let hosts: std::collections::BTreeSet<_> = inputs
+                .iter()
+                .filter_map(|i| i.run.as_ref()?.host.hostname.as_deref())
+                .collect();
+            for input in inputs.iter().filter(|_| hosts.len() > 1) {
+                if let Some(sync) = input.run.as_ref().and_then(|r| r.host.clock_sync.as_ref())
+                    && !sync.synchronized
+                {
+                    out.push(Warning {
+                        message: format!(
+                            "{}: the host's clock was not synchronised (maximum error {}): its \
+                             intervals are placed by a wall clock that may be off by that much",
+                            stem(&input.source),
+                            fmt(sync.maximum_error_us as f64 * 1e3)
+                        ),
+                        advice: "run chrony, ntpd or ptp4l on every host of a coordinated run"
+                            .into(),
+                    });
+                }
+            }
+        } else if !self.wall_clock && inputs.len() > 1 {
+            out.push(Warning {
+                message: "an input has no wall-clock start (not a cauda run file): intervals \
+                          were matched by their offset from each input's own start"
+                    .into(),
+                advice: "merge run files to align by wall clock".into(),
+            });
+        }
+        out
+    }
+}
+
+fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Series> {
     let (first_source, first) = members[0];
     let mut lengths: BTreeMap<u64, &str> = BTreeMap::new();
     let mut digits: Option<(u8, &str)> = None;
@@ -123,7 +251,7 @@ fn merge_group(tag: &str, members: &[(&str, &Series)]) -> Result<Series> {
     for &(source, series) in members {
         for (i, interval) in series.intervals.iter().enumerate() {
             let entry = by_start
-                .entry(interval.start_ns)
+                .entry(grid.slot(source, interval.start_ns, full))
                 .or_insert_with(|| (interval.length_ns, LatencyHistogram::new()));
             entry.0 = entry.0.max(interval.length_ns);
             if interval.count > 0 {
@@ -180,6 +308,81 @@ mod tests {
         assert_eq!(merged.stats().count, 8);
         assert_eq!(merged.stats().sum, 1 + 2 + 3 + 10 + 4 + 20 + 30 + 7);
         assert_eq!(run.summary[0].summary.max, 30);
+    }
+
+    /// `input` as a run file that started at `start_unix_ns` on `host`.
+    fn run_input(name: &str, values: &[&[u64]], start_unix_ns: u128, host: &str) -> Loaded {
+        let mut loaded = input(name, values, 1_000_000_000);
+        let mut run = run_around(std::slice::from_ref(&loaded), loaded.series.clone()).unwrap();
+        run.start_unix_ns = start_unix_ns;
+        run.host.hostname = Some(host.into());
+        run.labels.insert("host".into(), host.into());
+        run.labels.insert("zone".into(), "z1".into());
+        loaded.run = Some(run);
+        loaded
+    }
+
+    fn counts(run: &RunFile) -> Vec<(u64, u64)> {
+        let intervals = &run.series[0].intervals;
+        intervals.iter().map(|i| (i.start_ns, i.count)).collect()
+    }
+
+    #[test]
+    fn runs_are_aligned_by_wall_clock_and_keep_their_common_labels() {
+        const T: u128 = 1_795_000_000_000_000_000;
+        // b started exactly one interval after a: its first second is a's second.
+        let a = run_input("a.json", &[&[1], &[2, 2], &[3]], T, "a");
+        let b = run_input("b.json", &[&[10, 10], &[20]], T + 1_000_000_000, "b");
+        let run = merge(&[b, a], TagBy::Tag).unwrap();
+        assert_eq!(
+            counts(&run),
+            [(0, 1), (1_000_000_000, 4), (2_000_000_000, 2)]
+        );
+        assert_eq!(run.start_unix_ns, T, "the merged run starts with the first");
+        assert_eq!(run.parameters["aligned_by"], "wall-clock start");
+        assert!(run.warnings.is_empty(), "{:?}", run.warnings);
+        let labels: Vec<_> = run.labels.iter().collect();
+        assert_eq!(labels, [(&"zone".to_string(), &"z1".to_string())]);
+        assert_eq!(run.parameters["inputs"][0]["labels"]["host"], "b");
+    }
+
+    #[test]
+    fn runs_off_the_grid_are_merged_to_the_nearest_interval_with_a_warning() {
+        const T: u128 = 1_795_000_000_000_000_000;
+        let a = run_input("a.json", &[&[1], &[2]], T, "a");
+        // 1.4 s later: its intervals are 400 ms off a's; each goes to the nearest.
+        let b = run_input("b.json", &[&[10], &[20]], T + 1_400_000_000, "a");
+        let run = merge(&[a, b], TagBy::Tag).unwrap();
+        assert_eq!(
+            counts(&run),
+            [(0, 1), (1_000_000_000, 2), (2_000_000_000, 1)]
+        );
+        let [warning] = run.warnings.as_slice() else {
+            panic!("one warning: {:?}", run.warnings);
+        };
+        assert!(
+            warning.message.contains("b.json started 1.400 s after"),
+            "{}",
+            warning.message
+        );
+        assert!(
+            warning.message.contains("400.0 ms off"),
+            "{}",
+            warning.message
+        );
+        assert!(warning.advice.contains("--start-at"));
+    }
+
+    #[test]
+    fn inputs_without_a_start_are_matched_by_offset_and_the_run_says_so() {
+        let a = input("a.json", &[&[1], &[2]], 1_000);
+        let b = input("b.hlog", &[&[4]], 1_000);
+        let run = merge(&[a, b], TagBy::Tag).unwrap();
+        assert_eq!(
+            run.parameters["aligned_by"],
+            "offset from each input's start"
+        );
+        assert!(run.warnings[0].message.contains("no wall-clock start"));
     }
 
     #[test]

@@ -129,6 +129,7 @@ pub fn capture(root: &HostRoot) -> HostSnapshot {
             .or_else(|| root.read(&format!("{cpuidle}/current_governor_ro"))),
         clocksource: root.read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         checks: Vec::new(),
+        clock_sync: None,
     }
 }
 
@@ -137,6 +138,13 @@ pub fn capture(root: &HostRoot) -> HostSnapshot {
 pub fn capture_full(root: &HostRoot) -> HostSnapshot {
     HostSnapshot {
         checks: super::audit::audit(root, Profile::Latency).checks,
+        clock_sync: crate::sys::clock_sync().map(|(synchronized, estimated, maximum)| {
+            crate::model::ClockSync {
+                synchronized,
+                estimated_error_us: estimated,
+                maximum_error_us: maximum,
+            }
+        }),
         ..capture(root)
     }
 }

@@ -30,6 +30,24 @@ pub struct HostSnapshot {
     /// every run carries its conditions; empty in run files written before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
+    /// Whether the wall clock was disciplined (NTP, chrony, PTP) when the
+    /// run started, as the kernel knows it: what wall-clock alignment of
+    /// runs on several hosts (`--start-at`, `cauda merge`) can trust.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_sync: Option<ClockSync>,
+}
+
+/// The kernel's view of the wall clock's synchronisation (`adjtimex(2)`,
+/// read only), which chronyd, ntpd and ptp4l keep up to date.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClockSync {
+    /// False when the kernel marks the clock unsynchronised (`STA_UNSYNC`,
+    /// or `TIME_ERROR`): nothing is disciplining it.
+    pub synchronized: bool,
+    /// The estimated error, µs, as the synchronising daemon last set it.
+    pub estimated_error_us: i64,
+    /// The maximum error, µs (grows while nothing disciplines the clock).
+    pub maximum_error_us: i64,
 }
 
 /// The counters of a run, column-wise: one name list, one row per interval.

@@ -11,7 +11,7 @@ pub mod run;
 pub mod series;
 pub mod summary;
 
-pub use host::{HostCounters, HostInterval, HostSnapshot};
+pub use host::{ClockSync, HostCounters, HostInterval, HostSnapshot};
 pub use input::{Format, Loaded};
 pub use run::{LoadMode, Observer, RUN_SCHEMA, RunFile, SeriesSummary, Tool, Warning};
 pub use series::{CONTROL_TAG, IntervalRecord, MeasuredFrom, Reported, Role, Series};

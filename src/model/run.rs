@@ -100,6 +100,15 @@ pub struct RunFile {
     pub start_time: String,
     /// Wall-clock start in ns since the Unix epoch.
     pub start_unix_ns: u128,
+    /// The wall-clock start asked for with `--start-at` (ns since the
+    /// epoch): `start_unix_ns` minus this is how late the run began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_ns: Option<u128>,
+    /// `--label KEY=VALUE` pairs (host, zone, shard, …) that say which
+    /// part of a larger test this run was; kept by `merge` where all
+    /// inputs agree.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
     /// Measured duration in ns.
     pub duration_ns: u64,
     /// The interval length in ns.
@@ -133,9 +142,10 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub disk: Option<DiskReport>,
-    /// cauda's own threads beside the probe's (the control thread, the
-    /// host-counter sampler, the collector): where they ran and what they
-    /// cost; absent in imported data and in files written before it.
+    /// cauda's own threads beside the probe's (the observer, which samples
+    /// the host and beats the `self` heartbeat, and the collector): where
+    /// they ran, what they cost and how often they woke; absent in
+    /// imported data and in files written before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observers: Vec<Observer>,
     /// A checksum of everything above as cauda wrote it (`crc32:` and 8

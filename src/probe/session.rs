@@ -38,6 +38,11 @@ pub struct Destination {
     pub hlog: Option<PathBuf>,
     /// Overwrite files that are not cauda's.
     pub force: bool,
+    /// `--label` pairs written into the run file.
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// `--start-at`: the wall-clock time (ns since the epoch) to start the
+    /// schedule at, once every probe thread is ready.
+    pub start_at_unix_ns: Option<u128>,
 }
 
 impl Destination {
@@ -267,6 +272,9 @@ where
             Placement::beside(&sys::allowed_cpus(), &ids)
         };
 
+        if let Some(at) = destination.start_at_unix_ns {
+            wait_for_wall_clock(at, stop)?;
+        }
         // Fix the start: wall clock for people, monotonic for intervals.
         let wall_start = SystemTime::now();
         let start_unix_ns = wall_start
@@ -382,6 +390,8 @@ where
         parameters: plan.parameters,
         start_time,
         start_unix_ns,
+        start_at_unix_ns: destination.start_at_unix_ns,
+        labels: destination.labels.clone(),
         duration_ns: collected.end_ns.saturating_sub(run_start),
         interval_ns: plan.interval_ns,
         interrupted: stop.is_raised() && thread_error.is_none(),
@@ -418,6 +428,36 @@ where
         )));
     }
     Ok(Finished { run, path })
+}
+
+/// Waits until the wall clock reads `at` (ns since the epoch), in sleeps
+/// on the monotonic clock that end early for Ctrl-C; a time already past
+/// returns at once (the run records how late it began).
+fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
+    const STEP_NS: u128 = 50_000_000;
+    let clock = MonotonicClock;
+    let now_unix = || {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    };
+    let mut left = at.saturating_sub(now_unix());
+    if left > 1_000_000_000 {
+        eprintln!("waiting {:.1} s for --start-at", left as f64 / 1e9);
+    }
+    while left > 0 {
+        if stop.is_raised() {
+            return Err(crate::error::interrupted(
+                "interrupted while waiting for --start-at: nothing was measured",
+            ));
+        }
+        // Whole steps, then the rest in one sleep aimed at the instant.
+        let nap = left.min(STEP_NS) as u64;
+        clock.sleep_until(clock.now() + nap);
+        left = at.saturating_sub(now_unix());
+    }
+    Ok(())
 }
 
 /// Host counter deltas on the run's interval grid: interval i spans

@@ -1,0 +1,142 @@
+//! Runs coordinated across hosts without a daemon: `--start-at` starts the
+//! schedule at a wall-clock instant, `--label` marks the run, and `merge`
+//! aligns runs by wall clock and says when their intervals do not line up.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+mod common;
+use common::{cauda, cauda_process, read_json, refused};
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A timer run of 2.5 s started at `start_at` with `labels`, as a child.
+fn timer_at(out: &Path, start_at: &str, labels: &[&str]) -> std::process::Child {
+    let mut cmd = cauda_process();
+    cmd.args([
+        "timer",
+        "--runtime",
+        "2500ms",
+        "--start-at",
+        start_at,
+        "-q",
+        "-o",
+    ])
+    .arg(out)
+    .stdout(Stdio::null());
+    for label in labels {
+        cmd.args(["--label", label]);
+    }
+    cmd.spawn().unwrap()
+}
+
+#[test]
+fn bad_labels_and_start_times_are_refused_before_anything_runs() {
+    let timer = |extra: &[&str]| -> Vec<String> {
+        ["timer", "--runtime", "1s"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    refused(&timer(&["--label", "host"]), "expected KEY=VALUE");
+    refused(&timer(&["--label", "9host=a"]), "expected KEY=VALUE");
+    refused(&timer(&["--label", "host="]), "expected KEY=VALUE");
+    refused(
+        &timer(&["--label", "host=a", "--label", "host=b"]),
+        "--label host: given twice",
+    );
+    refused(
+        &timer(&["--start-at", "2020-01-01T00:00:00Z"]),
+        "is in the past",
+    );
+    let far = format!("{}", unix_now() as u64 + 2 * 86_400);
+    refused(&timer(&["--start-at", &far]), "more than a day ahead");
+    refused(&timer(&["--start-at", "noon"]), "expected an RFC 3339 time");
+}
+
+#[test]
+fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    // Far enough ahead that both processes are ready on a busy machine.
+    let at = unix_now() + 3.0;
+    let at_text = format!("{at:.3}");
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let mut first = timer_at(&a, &at_text, &["host=a", "zone=z1"]);
+    let mut second = timer_at(&b, &at_text, &["host=b", "zone=z1"]);
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
+
+    let (whole, millis) = at_text.split_once('.').unwrap();
+    let asked = whole.parse::<u128>().unwrap() * 1_000_000_000
+        + millis.parse::<u128>().unwrap() * 1_000_000;
+    for (path, host) in [(&a, "a"), (&b, "b")] {
+        let run = read_json(path);
+        common::assert_valid(&common::validator("run.schema.json"), &run);
+        assert_eq!(run["labels"]["host"], host);
+        assert_eq!(
+            run["start_at_unix_ns"].as_u64().map(u128::from),
+            Some(asked)
+        );
+        let started = run["start_unix_ns"].as_u64().unwrap() as u128;
+        assert!(started >= asked, "started {started} before {asked}");
+        // The kernel's view of the clock is recorded, whatever it is.
+        assert!(run["host"]["clock_sync"]["synchronized"].is_boolean());
+    }
+    let merged = dir.path().join("merged.json");
+    cauda()
+        .args(["merge", "-o"])
+        .arg(&merged)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("do not line up").not());
+    let run = read_json(&merged);
+    assert_eq!(run["parameters"]["aligned_by"], "wall-clock start");
+    assert_eq!(run["labels"], serde_json::json!({"zone": "z1"}));
+    let wakeups = &run["series"][0];
+    assert_eq!(wakeups["tag"], "wakeup");
+    // Two 2.5 s runs of 1 ms wake-ups on the same seconds: three merged
+    // intervals (not four, as runs half a second apart make), the middle
+    // one with both runs' 1,000 wake-ups, and every wake-up kept.
+    let counts: Vec<u64> = wakeups["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 3, "{counts:?}");
+    assert_eq!(counts[1], 2000, "{counts:?}");
+    assert_eq!(counts.iter().sum::<u64>(), 2 * 2499, "{counts:?}");
+}
+
+#[test]
+fn runs_started_apart_are_merged_with_a_warning_naming_the_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = unix_now();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let mut first = timer_at(&a, &format!("{:.3}", now + 3.0), &[]);
+    let mut second = timer_at(&b, &format!("{:.3}", now + 3.5), &[]);
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
+    let merged = dir.path().join("merged.json");
+    cauda()
+        .args(["merge", "-o"])
+        .arg(&merged)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("b.json started 50"))
+        .stderr(predicates::str::contains("ms off the interval grid"))
+        .stderr(predicates::str::contains("--start-at"));
+}
+
+use predicates::prelude::PredicateBooleanExt;
