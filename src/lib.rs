@@ -94,6 +94,15 @@ fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
             )));
         }
     }
+    if let Some(shard) = output.shard()? {
+        let given = labels.insert("shard".to_string(), shard.label());
+        if given.is_some_and(|g| g != shard.label()) {
+            return Err(error::input_error(format!(
+                "--label shard: the run is shard {} (--shard or JOB_COMPLETION_INDEX); drop the label",
+                shard.label()
+            )));
+        }
+    }
     Ok(Destination {
         run_file: output.output.clone(),
         hlog: output.hlog.clone(),
@@ -109,14 +118,15 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
         .unwrap_or_else(|| args.cpus.as_ref().map_or(1, |c| c.0.len().max(1)));
     let config = probe::timer::TimerConfig {
         interval_ns: args
-            .rate
+            .output
+            .sharded_rate(args.rate)?
             .map_or(args.interval, |rate| rate.period_ns().round() as u64),
         runtime_ns: args.runtime,
         threads,
         cpus: args.cpus.map(|c| c.0).unwrap_or_default(),
         priority: args.priority,
         arrivals: args.arrivals,
-        seed: args.seed,
+        seed: args.output.sharded_seed(args.seed)?,
         lock_memory: !args.no_mlock,
         cpu_dma_latency_us: args
             .cpu_dma_latency
@@ -159,7 +169,7 @@ fn net(args: cli::NetArgs) -> Result<Outcome> {
         response_size: args.response_size.unwrap_or(args.size),
         conns: args.conns,
         runtime_ns: args.runtime,
-        rate_per_s: args.rate.map(|r| r.per_second),
+        rate_per_s: args.output.sharded_rate(args.rate)?.map(|r| r.per_second),
         gap_ns: args.gap.unwrap_or(0),
         timeout_ns: args.timeout,
         busy_poll: args.busy_poll,

@@ -139,4 +139,57 @@ fn runs_started_apart_are_merged_with_a_warning_naming_the_gap() {
         .stderr(predicates::str::contains("--start-at"));
 }
 
+#[test]
+fn shards_split_the_rate_with_their_own_seeds_and_merge_into_the_whole_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = format!("{:.3}", unix_now() + 3.0);
+    let shard = |i: u32| {
+        let out = dir.path().join(format!("shard{i}.json"));
+        let child = cauda_process()
+            .args(["timer", "--rate", "2000/s", "--arrivals", "poisson"])
+            .args(["--runtime", "2s", "--start-at", &at, "-q", "-o"])
+            .arg(&out)
+            .args(["--shard", &format!("{i}/2")])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        (out, child)
+    };
+    let (a, mut first) = shard(0);
+    // The second from a Kubernetes Indexed Job's environment.
+    let b = dir.path().join("shard1.json");
+    let mut second = cauda_process()
+        .args(["timer", "--rate", "2000/s", "--arrivals", "poisson"])
+        .args(["--runtime", "2s", "--start-at", &at, "-q", "-o"])
+        .arg(&b)
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env("JOB_COMPLETIONS", "2")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
+    let (ra, rb) = (read_json(&a), read_json(&b));
+    assert_eq!(ra["labels"]["shard"], "0/2");
+    assert_eq!(rb["labels"]["shard"], "1/2");
+    // Each runs half the rate (a 1 ms mean gap), with a seed of its own.
+    for run in [&ra, &rb] {
+        assert_eq!(run["parameters"]["interval_ns"], 1_000_000);
+    }
+    assert_ne!(ra["parameters"]["seed"], rb["parameters"]["seed"]);
+    let merged = dir.path().join("merged.json");
+    cauda()
+        .args(["merge", "-o"])
+        .arg(&merged)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    let run = read_json(&merged);
+    let total = run["summary"][0]["summary"]["count"].as_u64().unwrap();
+    // 2 s of Poisson arrivals at 2000/s in all: 4,000 ± 5 σ (σ ≈ 63).
+    assert!((3_684..=4_316).contains(&total), "{total}");
+    assert!(run["labels"].get("shard").is_none(), "{}", run["labels"]);
+}
+
 use predicates::prelude::PredicateBooleanExt;

@@ -148,14 +148,14 @@ impl DiskArgs {
             random: args.random,
             engine: args.engine,
             direct: !args.buffered,
-            rate_per_s: args.rate.map(|r| r.per_second),
+            rate_per_s: args.output.sharded_rate(args.rate)?.map(|r| r.per_second),
             arrivals: args.arrivals,
             fsync_every: args.fsync,
             precondition: args.precondition,
             force: args.output.force,
             force_destroy_data: args.force_destroy_data,
             verify: args.verify,
-            seed: args.seed,
+            seed: args.output.sharded_seed(args.seed)?,
             interval_length_ns: args.output.interval_length,
         })
     }

@@ -5,6 +5,7 @@ mod disk;
 mod host;
 mod inputs;
 mod net;
+mod shard;
 
 use std::path::PathBuf;
 
@@ -21,6 +22,7 @@ pub use inputs::{
     AnalyzeArgs, BudgetList, CompareArgs, ConvertArgs, InputArgs, MergeArgs, ReportArgs,
 };
 pub use net::{NetArgs, ServeArgs};
+pub use shard::Shard;
 
 /// cauda — a tail-latency lab for Linux.
 ///
@@ -332,6 +334,12 @@ pub struct RunOutputArgs {
     /// i is the same wall-clock second on each). At most a day ahead.
     #[arg(long, value_name = "TIME", value_parser = start_at)]
     pub start_at: Option<u128>,
+    /// Run part I of N of a load spread over N hosts (I from 0 to N-1): a
+    /// --rate is the whole load's, so this run sends 1/N of it with random
+    /// arrivals of its own; labelled shard=I/N. Default: a Kubernetes
+    /// Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETIONS when both are set.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
     /// Do not sample host counters (PSI, vmstat, …) each interval; for
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]
@@ -339,6 +347,28 @@ pub struct RunOutputArgs {
     /// Do not record the `self` heartbeat; for measuring its own cost.
     #[arg(long, hide = true)]
     pub no_self_thread: bool,
+}
+
+impl RunOutputArgs {
+    /// The shard this run is: `--shard`, or the Indexed Job's environment.
+    pub fn shard(&self) -> anyhow::Result<Option<Shard>> {
+        if self.shard.is_some() {
+            return Ok(self.shard);
+        }
+        let var = |name: &str| std::env::var(name).ok();
+        Shard::from_job(var("JOB_COMPLETION_INDEX"), var("JOB_COMPLETIONS"))
+    }
+
+    /// A whole load's `--rate` as this run's shard sends it.
+    pub fn sharded_rate(&self, rate: Option<Rate>) -> anyhow::Result<Option<Rate>> {
+        let shard = self.shard()?;
+        Ok(rate.map(|r| shard.map_or(r, |s| s.rate(r))))
+    }
+
+    /// A seed for random arrivals as this run's shard uses it.
+    pub fn sharded_seed(&self, seed: u64) -> anyhow::Result<u64> {
+        Ok(self.shard()?.map_or(seed, |s| s.seed(seed)))
+    }
 }
 
 /// `cauda timer`.
