@@ -192,4 +192,71 @@ fn shards_split_the_rate_with_their_own_seeds_and_merge_into_the_whole_load() {
     assert!(run["labels"].get("shard").is_none(), "{}", run["labels"]);
 }
 
+/// The README's recipe: the Ansible playbook in `examples/ansible` runs two
+/// shards on two local inventory hosts, fetches their run files and merges
+/// them. Skipped (with the reason) without `ansible-playbook`, unless
+/// CAUDA_REQUIRE_ANSIBLE is set, as `.ci/run` does.
+#[test]
+fn the_ansible_recipe_runs_two_shards_fetches_and_merges_them() {
+    let found = std::process::Command::new("ansible-playbook")
+        .arg("--version")
+        .env("LC_ALL", "C.UTF-8")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CAUDA_REQUIRE_ANSIBLE").is_none(),
+            "ansible-playbook is required (pip install ansible-core)"
+        );
+        eprintln!("skipped: ansible-playbook not found (pip install ansible-core)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ansible");
+    let results = dir.path().join("results");
+    let out = std::process::Command::new("ansible-playbook")
+        .arg("-i")
+        .arg(examples.join("inventory.ini"))
+        .arg(examples.join("cauda-shards.yml"))
+        .arg("-e")
+        .arg(format!(
+            "cauda_bin={}",
+            assert_cmd::cargo::cargo_bin("cauda").display()
+        ))
+        .arg("-e")
+        .arg(format!("results_dir={}", results.display()))
+        .arg("-e")
+        .arg(format!("remote_dir={}", dir.path().join("hosts").display()))
+        .args(["-e", "runtime=2s", "-e", "start_delay=5"])
+        .env("LC_ALL", "C.UTF-8")
+        .env("ANSIBLE_LOCALHOST_WARNING", "false")
+        .env("ANSIBLE_LOCAL_TEMP", dir.path().join("ansible-tmp"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fleet = read_json(&results.join("fleet.json"));
+    assert_eq!(fleet["parameters"]["aligned_by"], "wall-clock start");
+    let inputs = fleet["parameters"]["inputs"].as_array().unwrap();
+    let shards: Vec<&str> = inputs
+        .iter()
+        .map(|i| i["labels"]["shard"].as_str().unwrap())
+        .collect();
+    assert_eq!(shards, ["0/2", "1/2"]);
+    let warnings = fleet["warnings"].as_array().unwrap();
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains("line up")),
+        "one start instant: {warnings:?}"
+    );
+    // 2 s of the whole load (2000/s, Poisson): 4,000 ± 5 σ.
+    let total = fleet["summary"][0]["summary"]["count"].as_u64().unwrap();
+    assert!((3_684..=4_316).contains(&total), "{total}");
+}
+
 use predicates::prelude::PredicateBooleanExt;
