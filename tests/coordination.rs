@@ -101,6 +101,23 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
     let run = read_json(&merged);
     assert_eq!(run["parameters"]["aligned_by"], "wall-clock start");
     assert_eq!(run["labels"], serde_json::json!({"zone": "z1"}));
+    // The labels go into the CSV export too: one column per key.
+    let csv = dir.path().join("both.csv");
+    cauda()
+        .args(["convert", "--to", "csv", "-o"])
+        .arg(&csv)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines.next().unwrap().ends_with(",mean_ns,host,zone"),
+        "{text}"
+    );
+    assert!(lines.next().unwrap().ends_with(",a,z1"), "{text}");
+    assert!(text.lines().last().unwrap().ends_with(",b,z1"), "{text}");
     let wakeups = &run["series"][0];
     assert_eq!(wakeups["tag"], "wakeup");
     // Two 2.5 s runs of 1 ms wake-ups on the same seconds: three merged

@@ -191,13 +191,51 @@ pub fn to_json(inputs: &[Loaded]) -> Result<Vec<u8>> {
     super::runfile::to_bytes(&to_run(inputs)?)
 }
 
-/// Writes one CSV row per series per interval.
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// Writes one CSV row per series per interval, with a column per label.
 pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
-    let mut out = String::from(
-        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns\n",
-    );
+    const COLUMNS: &str =
+        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns";
+    // One more column per label key any input carries (`--label`), after
+    // the fixed ones; a key that is also a fixed column's name gets `label_`.
+    let keys: std::collections::BTreeSet<&str> = inputs
+        .iter()
+        .filter_map(|i| i.run.as_ref())
+        .flat_map(|r| r.labels.keys().map(String::as_str))
+        .collect();
+    let mut out = String::from(COLUMNS);
+    for key in &keys {
+        let taken = COLUMNS.split(',').any(|c| c == *key);
+        let _ = write!(out, ",{}{key}", if taken { "label_" } else { "" });
+    }
+    out.push('\n');
+    // The label cells of each series, in `gather`'s order.
+    let label_cells: Vec<String> = inputs
+        .iter()
+        .flat_map(|input| {
+            let labels = input.run.as_ref().map(|r| &r.labels);
+            let cells: String = keys
+                .iter()
+                .map(|k| {
+                    format!(
+                        ",{}",
+                        csv_field(labels.and_then(|l| l.get(*k)).map_or("", |v| v))
+                    )
+                })
+                .collect();
+            std::iter::repeat_n(cells, input.series.len())
+        })
+        .collect();
     let ps = Percentile::parse_list("50,90,99,99.9").map_err(input_error)?;
-    for s in gather(inputs) {
+    for (s, labels) in gather(inputs).into_iter().zip(label_cells) {
         for (i, iv) in s.intervals.iter().enumerate() {
             let entries = iv
                 .entries()
@@ -205,14 +243,10 @@ pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
             let stats = iv.stats();
             let ranks: Vec<u64> = ps.iter().map(|p| p.rank(stats.count)).collect();
             let v = values_at_ranks_in(entries.iter().copied(), &stats, &ranks);
-            let tag = if s.tag.contains([',', '"']) {
-                format!("\"{}\"", s.tag.replace('"', "\"\""))
-            } else {
-                s.tag.clone()
-            };
+            let tag = csv_field(&s.tag);
             let _ = writeln!(
                 out,
-                "{tag},{:.3},{:.3},{},{},{},{},{},{},{},{:.1}",
+                "{tag},{:.3},{:.3},{},{},{},{},{},{},{},{:.1}{labels}",
                 iv.start_ns as f64 / 1e9,
                 iv.length_ns as f64 / 1e9,
                 stats.count,
