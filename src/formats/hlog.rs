@@ -1,6 +1,6 @@
 //! HdrHistogram interval logs (`.hlog`), the format Java HdrHistogram's
 //! `HistogramLogWriter`, jHiccup and HdrHistogram_py use: writing them, and
-//! reading them back (any writer's).
+//! reading them back (any writer's, histograms in the V2, V1 or V0 encoding).
 //!
 //! Layout cauda writes (log format 1.3): a version comment, `#[StartTime: …]`
 //! and `#[BaseTime: …]` lines, a `#[cauda main series: TAG]` comment, the
@@ -192,7 +192,8 @@ mod tests {
 
 /// Reads an interval log into one series per tag. Untagged lines form the
 /// series a `#[cauda main series: TAG]` comment names, or `default`.
-/// Values are multiplied by `scale` (1 for nanoseconds).
+/// Values are multiplied by `scale` (1 for nanoseconds). Histograms in the
+/// V1 and V0 encodings of older logs are kept re-encoded as V2.
 ///
 /// A last line with no line end that does not parse is a torn write (a
 /// full disk while streaming, a copy taken mid-write): it is passed over
@@ -327,7 +328,7 @@ fn read_line(
     let timestamp = number(0, "the start time")?;
     let length = number(1, "the interval length")?;
     number(2, "the interval max")?;
-    let mut hdr = crate::model::encoding::decode(fields[3])
+    let (mut hdr, version) = crate::model::encoding::decode_with_version(fields[3])
         .map_err(|e| input_error(format!("{source}:{line_no}: {e}")))?;
     // (base − start) + ts, not (base + ts) − start: subtracting two
     // epoch-sized floats first keeps the nanoseconds.
@@ -347,7 +348,9 @@ fn read_line(
         }
         hdr = scaled;
     }
-    let record = interval_from_hdr(offset, length, &hdr, (scale == 1).then_some(fields[3]));
+    // The line's own text is kept when it is what cauda would store: V2.
+    let keep = scale == 1 && version == crate::model::encoding::Version::V2;
+    let record = interval_from_hdr(offset, length, &hdr, keep.then_some(fields[3]));
     Ok(Some((tag, record)))
 }
 
