@@ -284,3 +284,33 @@ fn java_log_processor_reads_the_main_series_without_a_tag() {
         }
     }
 }
+
+/// A log with the V1 histograms of Java HdrHistogram 2.1.6, which
+/// HdrHistogram_py cannot read, converted by cauda: V2 that it reads.
+#[test]
+fn an_old_java_log_converted_opens_in_hdrhistogram_py() {
+    if !has_hdrh() {
+        return skip("python3 with the hdrhistogram package (pip install hdrhistogram)");
+    }
+    let old = fixture("hdr/java-2.1.6.hlog");
+    let refused = StdCommand::new("python3")
+        .arg(root().join("tests/interop/read_hlog.py"))
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "HdrHistogram_py read a V1 log");
+    let dir = tempfile::tempdir().unwrap();
+    let converted = dir.path().join("v2.hlog");
+    cauda()
+        .arg("convert")
+        .arg(&old)
+        .args(["--to", "hlog", "-o"])
+        .arg(&converted)
+        .assert()
+        .success();
+    let got = python_reads(&converted, None);
+    let want = common::read_json(&fixture("hdr/java-2.1.6.expected.json"));
+    for key in ["count", "min", "max", "p50", "p90", "p99", "p999"] {
+        assert_eq!(got[key], want["top"][key], "{key}");
+    }
+}
