@@ -231,7 +231,7 @@ fn hdrhistogram_logs_from_java_and_python() {
 }
 
 /// Logs written by the Java HdrHistogram versions jHiccup 2.0.2 (1.1.4:
-/// V0 histograms) and 2.0.6 (2.1.6: V1 histograms) used, read exactly as
+/// V0 histograms), 2.0.4 (2.0.3: V1) and 2.0.6 (2.1.6: V1) used, read exactly as
 /// Java reads them: the writing library's own figures (as bucket tops, 2.x's
 /// convention) and those today's Java reader (2.2.2) gives for the same file.
 #[test]
@@ -239,7 +239,11 @@ fn old_java_logs_with_v0_and_v1_histograms_give_javas_figures() {
     use base64::Engine;
     // The cookies each version writes in a log (deflated, word size added;
     // 2.1.6 writes 2-byte counts when an interval holds under 32767 values).
-    for (version, cookie) in [("1.1.4", 0x1c84_9389u32), ("2.1.6", 0x1c84_9322)] {
+    for (version, cookie) in [
+        ("1.1.4", 0x1c84_9389u32),
+        ("2.0.3", 0x1c84_9382),
+        ("2.1.6", 0x1c84_9322),
+    ] {
         let name = format!("hdr/java-{version}");
         let text = std::fs::read_to_string(fixture(&format!("{name}.hlog"))).unwrap();
         let lines: Vec<&str> = text.lines().filter(|l| l.contains(",HIST")).collect();
