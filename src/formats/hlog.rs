@@ -439,6 +439,20 @@ mod read_tests {
     }
 
     #[test]
+    fn older_encodings_are_kept_as_v2() {
+        // A log written by Java HdrHistogram 2.1.6: V1 histograms (HISTIg…).
+        let old = include_str!("../../tests/fixtures/hdr/java-2.1.6.hlog");
+        assert!(old.contains(",HISTIg"));
+        let (series, _) = read("t", old.as_bytes(), 1).unwrap();
+        assert_eq!(series[0].tag, "default");
+        for interval in &series[0].intervals {
+            let text = interval.histogram.encoded();
+            assert!(text.starts_with("HISTF"), "stored as V2 deflate: {text}");
+            assert_eq!(interval.count, 1000);
+        }
+    }
+
+    #[test]
     fn absolute_timestamps_become_offsets() {
         let mut h = LatencyHistogram::new();
         h.record(5);
