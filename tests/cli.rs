@@ -76,8 +76,17 @@ fn a_short_timer_run_round_trips_through_analyze() {
     let log = std::fs::read_to_string(&hlog).unwrap();
     assert!(log.starts_with("#[Written by cauda"));
     assert!(log.contains("#[Histogram log format version 1.3]"));
+    // The run's main series is untagged (so HdrHistogram tools read it
+    // without a tag), and named in a comment for cauda's reader.
+    assert!(log.contains("\n#[cauda main series: wakeup]\n"), "{log}");
+    assert!(!log.contains("Tag=wakeup,"), "{log}");
     assert_eq!(
-        log.lines().filter(|l| l.starts_with("Tag=wakeup,")).count(),
+        log.lines()
+            .filter(|l| l
+                .split(',')
+                .next_back()
+                .is_some_and(|h| h.starts_with("HIST")))
+            .count(),
         intervals.len()
     );
 }

@@ -230,6 +230,44 @@ fn hdrhistogram_logs_from_java_and_python() {
     check_percentiles("python", got, w, 1, tenth_percent);
 }
 
+/// Logs written by the Java HdrHistogram versions jHiccup 2.0.2 (1.1.4:
+/// V0 histograms), 2.0.4 (2.0.3: V1) and 2.0.6 (2.1.6: V1) used, read exactly as
+/// Java reads them: the writing library's own figures (as bucket tops, 2.x's
+/// convention) and those today's Java reader (2.2.2) gives for the same file.
+#[test]
+fn old_java_logs_with_v0_and_v1_histograms_give_javas_figures() {
+    use base64::Engine;
+    // The cookies each version writes in a log (deflated, word size added;
+    // 2.1.6 writes 2-byte counts when an interval holds under 32767 values).
+    for (version, cookie) in [
+        ("1.1.4", 0x1c84_9389u32),
+        ("2.0.3", 0x1c84_9382),
+        ("2.1.6", 0x1c84_9322),
+    ] {
+        let name = format!("hdr/java-{version}");
+        let text = std::fs::read_to_string(fixture(&format!("{name}.hlog"))).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(",HIST")).collect();
+        assert_eq!(lines.len(), 5, "{name}");
+        for line in lines {
+            let encoded = line.rsplit(',').next().unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .unwrap();
+            assert_eq!(bytes[..4], cookie.to_be_bytes(), "{name}: {line}");
+        }
+        let all = analyze(&format!("{name}.hlog"), &[]);
+        let got = series(&all, "default");
+        let writer = &expected(&format!("{name}.expected.json"))["top"];
+        let reader = expected(&format!("{name}.reader-2.2.2.expected.json"));
+        for (who, want) in [("the writer", writer), ("Java 2.2.2", &reader)] {
+            for key in ["count", "min", "max"] {
+                assert_eq!(u(&got[key]), u(&want[key]), "{name} {key} vs {who}");
+            }
+            check_percentiles(&format!("{name} vs {who}"), got, want, 1, |_| 0);
+        }
+    }
+}
+
 #[test]
 fn hgrm_from_java_is_read_in_the_unit_given() {
     let all = analyze("hdr/java.hgrm", &["--unit", "us"]);

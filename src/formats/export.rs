@@ -1,8 +1,9 @@
 //! Exporters: pure functions from loaded inputs to bytes. The caller owns
 //! files (checks paths first, writes atomically).
 //!
-//! - `hlog`: an HdrHistogram interval log (format 1.3, `Tag=` per series)
-//!   that Java's `HistogramLogProcessor` and HdrHistogram_py read.
+//! - `hlog`: an HdrHistogram interval log (format 1.3): the main series
+//!   untagged, every other `Tag=NAME` (see `formats::hlog`), so Java's
+//!   `HistogramLogProcessor` and HdrHistogram_py read it without a tag.
 //! - `json`: a cauda run file (`cauda.run/1`); imported data gets probe
 //!   `import` and its source in the parameters.
 //! - `csv`: one row per series per interval (start, length, count, min,
@@ -84,15 +85,18 @@ fn start_of(inputs: &[Loaded]) -> Option<(u128, String)> {
 /// Writes an interval log of every series.
 pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
     let series = gather(inputs);
+    // The main series is written untagged, as a probe's streamed log does.
+    let main = hlog::main_tag(series.iter().map(|s| s.tag.as_str()));
     let mut out = match start_of(inputs) {
-        Some((ns, text)) => hlog::header(ns, &text),
-        None => hlog::header_without_start(),
+        Some((ns, text)) => hlog::header(ns, &text, main),
+        None => hlog::header_without_start(main),
     };
     // Interleave by time, as a live log would be.
     let mut lines: Vec<(u64, usize, String)> = Vec::new();
     for (k, s) in series.iter().enumerate() {
+        let tag = (Some(s.tag.as_str()) != main).then_some(s.tag.as_str());
         for iv in &s.intervals {
-            lines.push((iv.start_ns, k, hlog::interval_line(&s.tag, iv)));
+            lines.push((iv.start_ns, k, hlog::interval_line(tag, iv)));
         }
     }
     lines.sort_by_key(|(start, k, _)| (*start, *k));

@@ -1,12 +1,22 @@
-//! Writing HdrHistogram interval logs (`.hlog`), the format Java
-//! HdrHistogram's `HistogramLogWriter`, jHiccup and HdrHistogram_py use.
+//! HdrHistogram interval logs (`.hlog`), the format Java HdrHistogram's
+//! `HistogramLogWriter`, jHiccup and HdrHistogram_py use: writing them, and
+//! reading them back (any writer's, histograms in the V2, V1 or V0 encoding).
 //!
-//! Layout (log format 1.3): a version comment, `#[StartTime: …]` and
-//! `#[BaseTime: …]` lines, the CSV legend, then one line per interval:
-//! `Tag=TAG,START_S,LENGTH_S,MAX_MS,HISTOGRAM` with times in seconds since
+//! Layout cauda writes (log format 1.3): a version comment, `#[StartTime: …]`
+//! and `#[BaseTime: …]` lines, a `#[cauda main series: TAG]` comment, the
+//! CSV legend, then one line per series per interval:
+//! `[Tag=TAG,]START_S,LENGTH_S,MAX_MS,HISTOGRAM` with times in seconds since
 //! the start, the max in milliseconds (the writer's default
 //! `maxValueUnitRatio` of 10⁶ for nanosecond values) and the histogram in V2
 //! deflate base64. Lines are flushed as each interval completes.
+//!
+//! The run's **main series** (its first, never the `self` control series) is
+//! written **untagged** and every other series with `Tag=NAME`, so the tools
+//! that read only untagged lines unless told a tag — Java's
+//! `HistogramLogProcessor -i run.hlog`, HdrHistogram_py's reader — see the
+//! main series without `-tag`. The comment names it for cauda's own reader
+//! (Java's `HistogramLogScanner` and HdrHistogram_py skip any `#` line they
+//! do not know); in a log without it, untagged lines form the series `default`.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -25,35 +35,65 @@ pub const CAUDA_HLOG_MARK: &str = "#[Written by cauda";
 pub struct HlogWriter {
     out: BufWriter<File>,
     path: PathBuf,
+    /// The series written untagged.
+    main: Option<String>,
 }
 
-/// Formats the header lines for a log started at `start_unix_ns`.
-pub fn header(start_unix_ns: u128, start_rfc3339: &str) -> String {
+/// The comment naming the series of the untagged lines.
+const MAIN_SERIES_COMMENT: &str = "#[cauda main series: ";
+
+/// The legend line.
+const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+
+/// The series a log writes untagged: the first that is not the `self`
+/// control series.
+pub fn main_tag<'a>(tags: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    tags.into_iter().find(|t| *t != crate::model::CONTROL_TAG)
+}
+
+/// The main series a header comment names (`#[cauda main series: TAG]`).
+pub fn main_tag_in(line: &str) -> Option<&str> {
+    line.trim()
+        .strip_prefix(MAIN_SERIES_COMMENT)?
+        .strip_suffix(']')
+}
+
+fn main_comment(main: Option<&str>) -> String {
+    main.map_or_else(String::new, |tag| format!("{MAIN_SERIES_COMMENT}{tag}]\n"))
+}
+
+/// Formats the header lines for a log started at `start_unix_ns` whose
+/// untagged lines are the series `main`.
+pub fn header(start_unix_ns: u128, start_rfc3339: &str, main: Option<&str>) -> String {
     let seconds = start_unix_ns as f64 / 1e9;
     format!(
         "{CAUDA_HLOG_MARK} {}]\n\
          #[Histogram log format version 1.3]\n\
          #[StartTime: {seconds:.3} (seconds since epoch), {start_rfc3339}]\n\
          #[BaseTime: {seconds:.3} (seconds since epoch)]\n\
-         \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+         {}{LEGEND}",
         env!("CARGO_PKG_VERSION"),
+        main_comment(main),
     )
 }
 
 /// Header lines for a log whose wall-clock start is unknown.
-pub fn header_without_start() -> String {
+pub fn header_without_start(main: Option<&str>) -> String {
     format!(
         "{CAUDA_HLOG_MARK} {}]\n\
          #[Histogram log format version 1.3]\n\
-         \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+         {}{LEGEND}",
         env!("CARGO_PKG_VERSION"),
+        main_comment(main),
     )
 }
 
-/// Formats one interval line.
-pub fn interval_line(tag: &str, interval: &IntervalRecord) -> String {
+/// Formats one interval line, untagged when `tag` is `None` (the main series).
+pub fn interval_line(tag: Option<&str>, interval: &IntervalRecord) -> String {
+    let prefix = tag.map_or_else(String::new, |tag| format!("Tag={tag},"));
     format!(
-        "Tag={tag},{:.3},{:.3},{:.3},{}\n",
+        "{prefix}{:.3},{:.3},{:.3},{}\n",
         interval.start_ns as f64 / 1e9,
         interval.length_ns as f64 / 1e9,
         interval.max as f64 / 1e6,
@@ -74,21 +114,24 @@ impl HlogWriter {
         Ok(())
     }
 
-    /// Starts the log in `file` (opened empty at `path`) with its header.
+    /// Starts the log in `file` (opened empty at `path`) with its header;
+    /// the series `main` will be written untagged.
     pub fn start(
         file: File,
         path: &Path,
         start_unix_ns: u128,
         start_rfc3339: &str,
+        main: Option<&str>,
     ) -> anyhow::Result<Self> {
         Self::check_name(path)?;
         let mut writer = HlogWriter {
             out: BufWriter::new(file),
             path: path.to_path_buf(),
+            main: main.map(str::to_string),
         };
         writer
             .out
-            .write_all(header(start_unix_ns, start_rfc3339).as_bytes())
+            .write_all(header(start_unix_ns, start_rfc3339, main).as_bytes())
             .with_context(|| writer.describe())?;
         writer.flush()?;
         Ok(writer)
@@ -98,8 +141,9 @@ impl HlogWriter {
         format!("cannot write the interval log {}", self.path.display())
     }
 
-    /// Appends one interval of one series.
+    /// Appends one interval of one series (untagged for the main series).
     pub fn write_interval(&mut self, tag: &str, interval: &IntervalRecord) -> anyhow::Result<()> {
+        let tag = (self.main.as_deref() != Some(tag)).then_some(tag);
         self.out
             .write_all(interval_line(tag, interval).as_bytes())
             .with_context(|| self.describe())
@@ -121,12 +165,21 @@ mod tests {
         let mut h = LatencyHistogram::new();
         h.record(1_007_000);
         let record = IntervalRecord::from_histogram(127_000_000, 1_000_000_000, &h);
-        let line = interval_line("wakeup", &record);
+        let line = interval_line(Some("wakeup"), &record);
         assert!(
             line.starts_with("Tag=wakeup,0.127,1.000,1.007,HISTF"),
             "{line}"
         );
-        let head = header(1_441_812_279_474_000_000, "2015-09-09T15:24:39Z");
+        let line = interval_line(None, &record);
+        assert!(line.starts_with("0.127,1.000,1.007,HISTF"), "{line}");
+        let head = header(
+            1_441_812_279_474_000_000,
+            "2015-09-09T15:24:39Z",
+            Some("wakeup"),
+        );
+        assert!(head.contains("\n#[cauda main series: wakeup]\n"), "{head}");
+        assert_eq!(main_tag_in("#[cauda main series: wakeup]"), Some("wakeup"));
+        assert_eq!(main_tag(["self", "read", "write"]), Some("read"));
         assert!(
             head.contains(
                 "#[StartTime: 1441812279.474 (seconds since epoch), 2015-09-09T15:24:39Z]"
@@ -137,8 +190,10 @@ mod tests {
     }
 }
 
-/// Reads an interval log into one series per tag (untagged lines form the
-/// series `default`). Values are multiplied by `scale` (1 for nanoseconds).
+/// Reads an interval log into one series per tag. Untagged lines form the
+/// series a `#[cauda main series: TAG]` comment names, or `default`.
+/// Values are multiplied by `scale` (1 for nanoseconds). Histograms in the
+/// V1 and V0 encodings of older logs are kept re-encoded as V2.
 ///
 /// A last line with no line end that does not parse is a torn write (a
 /// full disk while streaming, a copy taken mid-write): it is passed over
@@ -156,8 +211,7 @@ pub fn read(
     use crate::error::input_error;
     use crate::model::{MeasuredFrom, Series, Warning};
 
-    let mut start_time: Option<f64> = None;
-    let mut base_time: Option<f64> = None;
+    let mut state = LogState::default();
     let mut series: Vec<Series> = Vec::new();
     let mut warnings = Vec::new();
     let mut raw = Vec::new();
@@ -171,14 +225,7 @@ pub fn read(
         }
         let torn = raw.last() != Some(&b'\n');
         let text = String::from_utf8_lossy(&raw);
-        let parsed = read_line(
-            source,
-            line_no,
-            text.trim(),
-            scale,
-            &mut start_time,
-            &mut base_time,
-        );
+        let parsed = read_line(source, line_no, text.trim(), scale, &mut state);
         let (tag, record) = match parsed {
             Ok(Some(found)) => found,
             Ok(None) => continue,
@@ -213,15 +260,24 @@ pub fn read(
     Ok((series, warnings))
 }
 
+/// What the header and comment lines have said so far.
+#[derive(Debug, Default)]
+struct LogState {
+    start_time: Option<f64>,
+    base_time: Option<f64>,
+    /// The series of untagged lines, when a comment names it.
+    main: Option<String>,
+}
+
 /// One line of an interval log: its tag and interval, or `None` for a
-/// blank line, a header or a comment (which may set the start or base time).
+/// blank line, a header or a comment (which may set the start or base time,
+/// or name the main series).
 fn read_line(
     source: &str,
     line_no: usize,
     line: &str,
     scale: u64,
-    start_time: &mut Option<f64>,
-    base_time: &mut Option<f64>,
+    state: &mut LogState,
 ) -> anyhow::Result<Option<(String, crate::model::IntervalRecord)>> {
     use crate::error::input_error;
     if line.is_empty() || line.starts_with("\"StartTimestamp\"") {
@@ -229,9 +285,11 @@ fn read_line(
     }
     if let Some(comment) = line.strip_prefix('#') {
         if let Some(rest) = comment.strip_prefix("[StartTime: ") {
-            *start_time = leading_seconds(rest);
+            state.start_time = leading_seconds(rest);
         } else if let Some(rest) = comment.strip_prefix("[BaseTime: ") {
-            *base_time = leading_seconds(rest);
+            state.base_time = leading_seconds(rest);
+        } else if let Some(tag) = main_tag_in(line).filter(|t| !t.is_empty()) {
+            state.main = Some(tag.to_string());
         }
         return Ok(None);
     }
@@ -245,7 +303,7 @@ fn read_line(
             })?;
             (tag.to_string(), rest)
         }
-        None => ("default".to_string(), line),
+        None => (state.main.as_deref().unwrap_or("default").to_string(), line),
     };
     let fields: Vec<&str> = rest.split(',').collect();
     if fields.len() != 4 {
@@ -270,11 +328,11 @@ fn read_line(
     let timestamp = number(0, "the start time")?;
     let length = number(1, "the interval length")?;
     number(2, "the interval max")?;
-    let mut hdr = crate::model::encoding::decode(fields[3])
+    let (mut hdr, version) = crate::model::encoding::decode_with_version(fields[3])
         .map_err(|e| input_error(format!("{source}:{line_no}: {e}")))?;
     // (base − start) + ts, not (base + ts) − start: subtracting two
     // epoch-sized floats first keeps the nanoseconds.
-    let offset = match (*start_time, *base_time) {
+    let offset = match (state.start_time, state.base_time) {
         (Some(start), Some(base)) if base + timestamp >= start => (base - start) + timestamp,
         (Some(start), None) if timestamp > 1e9 && timestamp >= start => timestamp - start,
         _ => timestamp,
@@ -290,7 +348,9 @@ fn read_line(
         }
         hdr = scaled;
     }
-    let record = interval_from_hdr(offset, length, &hdr, (scale == 1).then_some(fields[3]));
+    // The line's own text is kept when it is what cauda would store: V2.
+    let keep = scale == 1 && version == crate::model::encoding::Version::V2;
+    let record = interval_from_hdr(offset, length, &hdr, keep.then_some(fields[3]));
     Ok(Some((tag, record)))
 }
 
@@ -345,14 +405,23 @@ mod read_tests {
         let b = IntervalRecord::from_histogram(1_000_000_000, 500_000_000, &h);
         let text = format!(
             "{}{}{}{}",
-            header(1_700_000_000_000_000_000, "2023-11-14T22:13:20Z"),
-            interval_line("wakeup", &a),
-            interval_line("wakeup", &b),
-            interval_line("self", &a)
+            header(
+                1_700_000_000_000_000_000,
+                "2023-11-14T22:13:20Z",
+                Some("wakeup")
+            ),
+            interval_line(None, &a),
+            interval_line(None, &b),
+            interval_line(Some("self"), &a)
+        );
+        assert!(
+            text.contains("\n0.000,1.000,"),
+            "the main series is untagged"
         );
         let (series, _) = read("t", text.as_bytes(), 1).unwrap();
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].tag, "wakeup");
+        assert_eq!(series[1].tag, "self");
         assert_eq!(series[0].intervals.len(), 2);
         assert_eq!(series[0].intervals[1].start_ns, 1_000_000_000);
         assert_eq!(series[0].intervals[1].length_ns, 500_000_000);
@@ -367,6 +436,20 @@ mod read_tests {
             }
             .hdr()
         );
+    }
+
+    #[test]
+    fn older_encodings_are_kept_as_v2() {
+        // A log written by Java HdrHistogram 2.1.6: V1 histograms (HISTIg…).
+        let old = include_str!("../../tests/fixtures/hdr/java-2.1.6.hlog");
+        assert!(old.contains(",HISTIg"));
+        let (series, _) = read("t", old.as_bytes(), 1).unwrap();
+        assert_eq!(series[0].tag, "default");
+        for interval in &series[0].intervals {
+            let text = interval.histogram.encoded();
+            assert!(text.starts_with("HISTF"), "stored as V2 deflate: {text}");
+            assert_eq!(interval.count, 1000);
+        }
     }
 
     #[test]
@@ -405,10 +488,10 @@ mod read_tests {
             }
             IntervalRecord::from_histogram(start, 1_000_000_000, &h)
         };
-        let mut text = header_without_start();
-        text += &interval_line("rtt", &interval(0));
-        text += &interval_line("rtt", &interval(1_000_000_000));
-        let whole = text.clone() + &interval_line("rtt", &interval(2_000_000_000));
+        let mut text = header_without_start(Some("rtt"));
+        text += &interval_line(None, &interval(0));
+        text += &interval_line(None, &interval(1_000_000_000));
+        let whole = text.clone() + &interval_line(None, &interval(2_000_000_000));
         let torn = &whole[..whole.len() - 20];
         let (series, warnings) = read("t", torn.as_bytes(), 1).unwrap();
         assert_eq!(series[0].intervals.len(), 2);
@@ -422,7 +505,7 @@ mod read_tests {
         // The same damage with a line end, or before the last line, is refused.
         let ended = format!("{torn}\n");
         assert!(read("t", ended.as_bytes(), 1).is_err());
-        let inside = format!("{torn}\n{}", interval_line("rtt", &interval(3_000_000_000)));
+        let inside = format!("{torn}\n{}", interval_line(None, &interval(3_000_000_000)));
         assert!(read("t", inside.as_bytes(), 1).is_err());
         let (_, none) = read("t", whole.as_bytes(), 1).unwrap();
         assert!(none.is_empty());

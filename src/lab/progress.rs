@@ -69,17 +69,27 @@ impl Progress {
     }
 }
 
-/// The tag, p50 and p99 of the last complete interval in an interval log
-/// (the control thread's `self` series is skipped: the probe's own series
-/// is what the user watches).
+/// The tag, p50 and p99 of the last complete interval in an interval log:
+/// of its main series (the untagged lines, named in the header), or in a
+/// log without one, of the last tagged series other than the control
+/// thread's `self` (the probe's own series is what the user watches).
 pub fn latest_percentiles(hlog: &Path) -> Option<(String, u64, u64)> {
+    use crate::formats::hlog::main_tag_in;
     let text = std::fs::read_to_string(hlog).ok()?;
-    let line = text
-        .lines()
-        .rev()
-        .skip(usize::from(!text.ends_with('\n')))
-        .find(|l| l.starts_with("Tag=") && !l.starts_with("Tag=self,"))?;
-    let (tag, rest) = line.strip_prefix("Tag=")?.split_once(',')?;
+    let main = text.lines().find_map(main_tag_in);
+    let complete = || {
+        text.lines()
+            .rev()
+            .skip(usize::from(!text.ends_with('\n')))
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('"'))
+    };
+    let (tag, rest) = match main {
+        Some(main) => (main, complete().find(|l| !l.starts_with("Tag="))?),
+        None => complete()
+            .find(|l| l.starts_with("Tag=") && !l.starts_with("Tag=self,"))?
+            .strip_prefix("Tag=")?
+            .split_once(',')?,
+    };
     let encoded = rest.rsplit(',').next()?;
     let hist = crate::model::encoding::decode(encoded).ok()?;
     (!hist.is_empty()).then(|| {
@@ -106,16 +116,26 @@ mod tests {
             values.iter().for_each(|&v| hist.record(v));
             IntervalRecord::from_histogram(0, 1_000_000_000, &hist)
         };
-        let mut text = crate::formats::hlog::header_without_start();
-        text += &crate::formats::hlog::interval_line("rtt", &interval(&[10_000; 100]));
+        use crate::formats::hlog::{header_without_start, interval_line};
         let wanted: Vec<u64> = (1..=100).map(|i| i * 1_000).collect();
-        text += &crate::formats::hlog::interval_line("rtt", &interval(&wanted));
-        text += &crate::formats::hlog::interval_line("self", &interval(&[9_999_999]));
-        std::fs::write(&path, format!("{text}Tag=rtt,2.0,1.0,0.1,HISTF")).unwrap();
+        // As cauda writes it: the main series untagged.
+        let mut text = header_without_start(Some("rtt"));
+        text += &interval_line(None, &interval(&[10_000; 100]));
+        text += &interval_line(None, &interval(&wanted));
+        text += &interval_line(Some("self"), &interval(&[9_999_999]));
+        std::fs::write(&path, format!("{text}2.0,1.0,0.1,HISTF")).unwrap();
         let (tag, p50, p99) = latest_percentiles(&path).unwrap();
         assert_eq!(tag, "rtt");
         assert!((49_900..=50_100).contains(&p50), "{p50}");
         assert!((98_900..=99_100).contains(&p99), "{p99}");
+        // As cauda wrote it before: every series tagged.
+        let mut text = header_without_start(None);
+        text += &interval_line(Some("rtt"), &interval(&wanted));
+        text += &interval_line(Some("self"), &interval(&[9_999_999]));
+        std::fs::write(&path, format!("{text}Tag=rtt,2.0,1.0,0.1,HISTF")).unwrap();
+        let (tag, p50, _) = latest_percentiles(&path).unwrap();
+        assert_eq!(tag, "rtt");
+        assert!((49_900..=50_100).contains(&p50), "{p50}");
         assert!(latest_percentiles(&dir.path().join("missing.hlog")).is_none());
     }
 }

@@ -4,6 +4,10 @@
 //!
 //! Spec: HdrHistogram's `encodeIntoCompressedByteBuffer` (V2 cookie
 //! 0x1c849304, ZigZag LEB128 counts, zlib-deflated).
+//!
+//! cauda writes only V2; it also reads the V0 and V1 encodings of older
+//! logs (jHiccup up to 2.0.6, YCSB of that era), through the private
+//! `model::legacy_encoding`, which rewrites them as V2 for the same decoder.
 
 use std::io::Read;
 
@@ -37,20 +41,42 @@ const V2_HEADER_LEN: usize = 40;
 /// The longest a ZigZag LEB128 count can be.
 const MAX_VARINT_LEN: u64 = 9;
 
-/// Decodes V2 (deflate or plain) base64 into a histogram.
+/// The HdrHistogram encodings cauda reads (it writes V2 only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// Java HdrHistogram 1.x (cookie base 0x1c849308, deflated 0x1c849309).
+    V0,
+    /// Java HdrHistogram 2.0.1 – 2.1.6 (0x1c849301, deflated 0x1c849302).
+    V1,
+    /// Every HdrHistogram since 2.1.7 (0x1c849303, deflated 0x1c849304).
+    V2,
+}
+
+/// Decodes V2, V1 or V0 (deflated or plain) base64 into a histogram.
 ///
 /// The header's lengths are checked against what the histogram it
 /// describes can hold before anything is allocated or inflated: a header
 /// claiming a 2 GiB payload, or a few bytes that inflate to gigabytes,
 /// is refused at the size the histogram's own bounds allow.
 pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
+    decode_with_version(text).map(|(hist, _)| hist)
+}
+
+/// [`decode`], also saying which encoding the text used.
+pub fn decode_with_version(text: &str) -> Result<(Histogram<u64>, Version), String> {
     let bytes = STANDARD
         .decode(text.trim())
         .map_err(|e| format!("histogram is not valid base64 ({e})"))?;
-    let plain = plain_v2(&bytes)?;
-    Deserializer::new()
+    let (plain, version) = match super::legacy_encoding::plain_v2(&bytes)? {
+        Some(legacy) => legacy,
+        None => (plain_v2(&bytes)?, Version::V2),
+    };
+    let hist = Deserializer::new()
         .deserialize(&mut plain.as_slice())
-        .map_err(|e| format!("histogram is not a valid HdrHistogram V2 encoding ({e:?})"))
+        .map_err(|e| {
+            format!("histogram is not a valid HdrHistogram {version:?} encoding ({e:?})")
+        })?;
+    Ok((hist, version))
 }
 
 /// The plain V2 encoding of `bytes` (inflated if deflated), its payload
@@ -98,7 +124,16 @@ fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
             }
             plain
         }
-        _ => return Err(invalid("unknown cookie")),
+        _ => {
+            return Err(match bytes.get(..4) {
+                Some(b) => format!(
+                    "histogram is not an HdrHistogram encoding (cookie 0x{:08x}; expected \
+                     V2, V1 or V0)",
+                    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+                ),
+                None => invalid("truncated"),
+            });
+        }
     };
     // The decoder takes only the cookie with the word size HdrHistogram writes.
     plain[..4].copy_from_slice(&V2_COOKIE.to_be_bytes());
@@ -129,7 +164,7 @@ fn payload_bound(header: &[u8]) -> Result<u64, String> {
 
 /// How many counts HdrHistogram keeps for these bounds (its
 /// `counts_array_length`), or `None` for bounds no histogram can have.
-fn counts_len(lowest: u64, highest: u64, digits: u64) -> Option<u64> {
+pub(super) fn counts_len(lowest: u64, highest: u64, digits: u64) -> Option<u64> {
     if lowest == 0 || digits > 5 || highest < lowest.checked_mul(2)? {
         return None;
     }

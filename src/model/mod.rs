@@ -7,6 +7,7 @@ pub mod disk;
 pub mod encoding;
 pub mod host;
 pub mod input;
+mod legacy_encoding;
 pub mod run;
 pub mod series;
 pub mod summary;

@@ -292,7 +292,15 @@ where
             Some(p) => {
                 let checked = hlog_checked.unwrap_or(Checked::New);
                 let file = output::open_checked(p, checked).context("--hlog")?;
-                Some(HlogWriter::start(file, p, start_unix_ns, &start_time)?)
+                let main =
+                    crate::formats::hlog::main_tag(plan.series.iter().map(|s| s.tag.as_str()));
+                Some(HlogWriter::start(
+                    file,
+                    p,
+                    start_unix_ns,
+                    &start_time,
+                    main,
+                )?)
             }
             None => None,
         };
