@@ -101,7 +101,17 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
     let run = read_json(&merged);
     assert_eq!(run["parameters"]["aligned_by"], "wall-clock start");
     assert_eq!(run["labels"], serde_json::json!({"zone": "z1"}));
-    // The labels go into the CSV export too: one column per key.
+    // …into the .hlog (a comment HdrHistogram readers skip)…
+    let hlog = dir.path().join("a.hlog");
+    cauda()
+        .args(["convert", "--to", "hlog", "-o"])
+        .arg(&hlog)
+        .arg(&a)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(text.contains("#[cauda labels: host=a,zone=z1]\n"), "{text}");
+    // …and into the CSV export: one column per key.
     let csv = dir.path().join("both.csv");
     cauda()
         .args(["convert", "--to", "csv", "-o"])

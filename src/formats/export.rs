@@ -91,6 +91,7 @@ pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
         Some((ns, text)) => hlog::header(ns, &text, main),
         None => hlog::header_without_start(main),
     };
+    out.push_str(&hlog::labels_comment(&common_labels(inputs)));
     // Interleave by time, as a live log would be.
     let mut lines: Vec<(u64, usize, String)> = Vec::new();
     for (k, s) in series.iter().enumerate() {

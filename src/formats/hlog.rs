@@ -63,6 +63,16 @@ fn main_comment(main: Option<&str>) -> String {
     main.map_or_else(String::new, |tag| format!("{MAIN_SERIES_COMMENT}{tag}]\n"))
 }
 
+/// The comment carrying a run's `--label`s (`#[cauda labels: host=a1,zone=eu-1]`),
+/// empty without labels; HdrHistogram readers skip it as a comment.
+pub fn labels_comment(labels: &std::collections::BTreeMap<String, String>) -> String {
+    if labels.is_empty() {
+        return String::new();
+    }
+    let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("#[cauda labels: {}]\n", pairs.join(","))
+}
+
 /// Formats the header lines for a log started at `start_unix_ns` whose
 /// untagged lines are the series `main`.
 pub fn header(start_unix_ns: u128, start_rfc3339: &str, main: Option<&str>) -> String {
@@ -122,6 +132,7 @@ impl HlogWriter {
         start_unix_ns: u128,
         start_rfc3339: &str,
         main: Option<&str>,
+        labels: &std::collections::BTreeMap<String, String>,
     ) -> anyhow::Result<Self> {
         Self::check_name(path)?;
         let mut writer = HlogWriter {
@@ -131,7 +142,9 @@ impl HlogWriter {
         };
         writer
             .out
-            .write_all(header(start_unix_ns, start_rfc3339, main).as_bytes())
+            .write_all(
+                (header(start_unix_ns, start_rfc3339, main) + &labels_comment(labels)).as_bytes(),
+            )
             .with_context(|| writer.describe())?;
         writer.flush()?;
         Ok(writer)

@@ -300,6 +300,7 @@ where
                     start_unix_ns,
                     &start_time,
                     main,
+                    &destination.labels,
                 )?)
             }
             None => None,
