@@ -22,7 +22,7 @@ use super::export::run_around;
 use crate::error::input_error;
 use crate::model::Loaded;
 use crate::model::{IntervalRecord, RunFile, Series, Warning};
-use crate::record::LatencyHistogram;
+use crate::record::ExactStats;
 
 /// How merged series are named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -201,6 +201,15 @@ impl Grid {
     }
 }
 
+/// One merged interval as it fills: its length, exact statistics and
+/// bucket counts.
+#[derive(Default)]
+struct Slot {
+    length_ns: u64,
+    stats: ExactStats,
+    buckets: BTreeMap<u64, u64>,
+}
+
 fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Series> {
     let (first_source, first) = members[0];
     let mut lengths: BTreeMap<u64, &str> = BTreeMap::new();
@@ -247,25 +256,34 @@ fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Se
             }
         }
     }
-    let mut by_start: BTreeMap<u64, (u64, LatencyHistogram)> = BTreeMap::new();
+    // Each merged interval adds its members' buckets, held sparse: a
+    // full histogram per interval would take 270 KB each (1 GB for ten
+    // one-hour runs).
+    let mut by_start: BTreeMap<u64, Slot> = BTreeMap::new();
     for &(source, series) in members {
         for (i, interval) in series.intervals.iter().enumerate() {
-            let entry = by_start
+            let slot = by_start
                 .entry(grid.slot(source, interval.start_ns, full))
-                .or_insert_with(|| (interval.length_ns, LatencyHistogram::new()));
-            entry.0 = entry.0.max(interval.length_ns);
+                .or_default();
+            slot.length_ns = slot.length_ns.max(interval.length_ns);
             if interval.count > 0 {
-                let hist = interval.decode().map_err(|e| {
+                let entries = interval.entries().map_err(|e| {
                     input_error(format!("{source}: series '{tag}', interval {i}: {e}"))
                 })?;
-                entry.1.add(&hist);
+                slot.stats.merge(&interval.stats());
+                for &(value, count) in entries.iter() {
+                    let at = slot.buckets.entry(value).or_insert(0);
+                    *at = at.saturating_add(count);
+                }
             }
         }
     }
     let mut out = Series::new(tag.to_string(), first.measured_from);
     out.intervals = by_start
         .into_iter()
-        .map(|(start, (length, hist))| IntervalRecord::from_histogram(start, length, &hist))
+        .map(|(start, slot)| {
+            IntervalRecord::from_buckets(start, slot.length_ns, &slot.stats, slot.buckets)
+        })
         .collect();
     Ok(out)
 }
@@ -275,6 +293,7 @@ mod tests {
     use super::*;
     use crate::model::Format;
     use crate::model::MeasuredFrom;
+    use crate::record::LatencyHistogram;
 
     fn input(name: &str, values: &[&[u64]], length: u64) -> Loaded {
         let mut s = Series::new("read".into(), MeasuredFrom::IntendedStart);

@@ -161,6 +161,26 @@ impl IntervalRecord {
         }
     }
 
+    /// An interval from its exact statistics and its (bucket value, count)
+    /// pairs in increasing order, held sparse: no histogram is allocated.
+    pub fn from_buckets(
+        start_ns: u64,
+        length_ns: u64,
+        stats: &crate::record::ExactStats,
+        entries: impl IntoIterator<Item = (u64, u64)>,
+    ) -> Self {
+        IntervalRecord {
+            start_ns,
+            length_ns,
+            count: stats.count,
+            min: stats.min,
+            max: stats.max,
+            sum: stats.sum,
+            clamped: stats.clamped,
+            histogram: HistogramData::Sparse(pack_entries(entries)),
+        }
+    }
+
     /// An interval in which nothing completed (no histogram allocated).
     pub fn empty(start_ns: u64, length_ns: u64) -> Self {
         IntervalRecord {
