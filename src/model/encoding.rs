@@ -79,6 +79,80 @@ pub fn decode_with_version(text: &str) -> Result<(Histogram<u64>, Version), Stri
     Ok((hist, version))
 }
 
+/// The occupied buckets of an encoded histogram of cauda's own shape
+/// (lowest 1 ns, 3 significant digits, no index offset) as increasing
+/// (bucket value, count) pairs, read straight from the V2 counts without
+/// building a 33,792-bucket histogram; `None` for any other shape, which
+/// [`decode`] reads instead.
+///
+/// The V2 payload lists the counts array from index 0 as ZigZag LEB128
+/// numbers (at most 9 bytes, the 9th taken whole): a positive number is
+/// the count at the next index, a negative one skips that many empty
+/// indexes (HdrHistogram's `fillCountsArrayFromSourceBuffer`).
+pub fn sparse_entries(text: &str) -> Result<Option<Vec<(u64, u64)>>, String> {
+    use crate::record::histogram::{HIGHEST_NS, bucket_index, bucket_top};
+    let bytes = STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("histogram is not valid base64 ({e})"))?;
+    let plain = match super::legacy_encoding::plain_v2(&bytes)? {
+        Some((legacy, _)) => legacy,
+        None => plain_v2(&bytes)?,
+    };
+    if plain.len() < V2_HEADER_LEN {
+        return Err("histogram is not a valid HdrHistogram V2 encoding (header cut short)".into());
+    }
+    let word = |at: usize| -> u64 {
+        plain[at..at + 8]
+            .iter()
+            .fold(0u64, |v, &b| (v << 8) | u64::from(b))
+    };
+    let half =
+        |at: usize| u32::from_be_bytes([plain[at], plain[at + 1], plain[at + 2], plain[at + 3]]);
+    let (payload_len, offset, digits, lowest) = (half(4) as usize, half(8), half(12), word(16));
+    if offset != 0 || digits != 3 || lowest != 1 {
+        return Ok(None);
+    }
+    let payload = plain
+        .get(V2_HEADER_LEN..V2_HEADER_LEN + payload_len)
+        .ok_or("histogram is not a valid HdrHistogram V2 encoding (payload cut short)")?;
+    let last = bucket_index(HIGHEST_NS);
+    let mut entries = Vec::new();
+    let (mut index, mut at) = (0usize, 0usize);
+    while at < payload.len() {
+        let mut raw = 0u64;
+        for k in 0..9 {
+            let Some(&b) = payload.get(at) else {
+                return Err(
+                    "histogram is not a valid HdrHistogram V2 encoding (a count cut short)".into(),
+                );
+            };
+            at += 1;
+            if k == 8 {
+                raw |= u64::from(b) << 56;
+                break;
+            }
+            raw |= u64::from(b & 0x7f) << (7 * k);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let number = (raw >> 1) as i64 ^ -((raw & 1) as i64);
+        if number < 0 {
+            index = index.saturating_add(number.unsigned_abs() as usize);
+            continue;
+        }
+        if index > last {
+            // Beyond cauda's range: leave it to the full decoder.
+            return Ok(None);
+        }
+        if number > 0 {
+            entries.push((bucket_top(index), number as u64));
+        }
+        index += 1;
+    }
+    Ok(Some(entries))
+}
+
 /// The plain V2 encoding of `bytes` (inflated if deflated), its payload
 /// length checked against the most counts its header's bounds can need.
 fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
@@ -206,6 +280,44 @@ mod tests {
         assert!(text.starts_with("HISTFA"), "V2 deflate cookie: {text}");
         let back = decode(&text).unwrap();
         assert_eq!(back, h);
+    }
+
+    /// The straight read of the counts gives exactly the decoded
+    /// histogram's occupied buckets, across cauda's whole range, for sparse
+    /// and dense histograms, large counts and the empty one.
+    #[test]
+    fn sparse_entries_are_the_decoded_histograms_buckets() {
+        let mut rng = crate::record::schedule::SplitMix64::new(16);
+        for round in 0..300 {
+            let mut h = empty_hdr();
+            let values = [0, 1, 10, 500, 5_000][round % 5];
+            for _ in 0..values {
+                // Log-uniform over 1 ns – 1 h, counts up to 2^40.
+                let exponent = rng.next_u64() % 42;
+                let v = (1u64 << exponent) + rng.next_u64() % (1u64 << exponent);
+                let count = 1 + rng.next_u64() % [3, 1 << 20, 1 << 40][round % 3];
+                h.record_n(v.min(3_600_000_000_000), count).unwrap();
+            }
+            let text = encode(&h);
+            let expected: Vec<(u64, u64)> = decode(&text)
+                .unwrap()
+                .iter_recorded()
+                .map(|b| (b.value_iterated_to(), b.count_at_value()))
+                .collect();
+            assert_eq!(
+                sparse_entries(&text).unwrap(),
+                Some(expected),
+                "round {round}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_shapes_are_left_to_the_full_decoder() {
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000, 2).unwrap();
+        h.record(1_234).unwrap();
+        assert_eq!(sparse_entries(&encode(&h)).unwrap(), None);
+        assert!(sparse_entries("HISTFAAAACB4nJNpmSzMwMDAxcAABMwMEOD4n+Gx").is_err());
     }
 
     #[test]

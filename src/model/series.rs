@@ -282,14 +282,21 @@ impl IntervalRecord {
                 let occupied = Occupied::of_buckets(entries.iter().map(|e| e.0));
                 (entries, occupied)
             }
-            HistogramData::Encoded(text) => {
-                let hdr = encoding::decode(text)?;
-                let entries = hdr
-                    .iter_recorded()
-                    .map(|b| (b.value_iterated_to(), b.count_at_value()))
-                    .collect();
-                (entries, Occupied::of_hdr(&hdr))
-            }
+            HistogramData::Encoded(text) => match encoding::sparse_entries(text)? {
+                // cauda's own shape: the counts straight from the encoding.
+                Some(entries) => {
+                    let occupied = Occupied::of_buckets(entries.iter().map(|e| e.0));
+                    (entries, occupied)
+                }
+                None => {
+                    let hdr = encoding::decode(text)?;
+                    let entries = hdr
+                        .iter_recorded()
+                        .map(|b| (b.value_iterated_to(), b.count_at_value()))
+                        .collect();
+                    (entries, Occupied::of_hdr(&hdr))
+                }
+            },
         };
         let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.1));
         self.check(total, occupied)?;
