@@ -7,6 +7,7 @@ use std::process::Stdio;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod common;
+mod netsupport;
 use common::{cauda, cauda_process, read_json, refused};
 
 fn unix_now() -> f64 {
@@ -173,6 +174,35 @@ fn runs_started_apart_are_merged_with_a_warning_naming_the_gap() {
         .unwrap_or_else(|| panic!("the gap, in ms: {stderr}"));
     assert!((495.0..=505.0).contains(&gap_ms), "{stderr}");
     assert!(stderr.contains("ms off the interval grid"), "{stderr}");
+}
+
+/// `net` connects while preparing, before the wait: a responder that closes
+/// idle connections sooner than the wait ends must not fail the run.
+#[test]
+fn a_net_run_waiting_longer_than_the_responders_idle_timeout_connects_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = netsupport::Responder::start(&["--idle-timeout", "1s"]);
+    let out = dir.path().join("net.json");
+    let at = format!("{:.3}", unix_now() + 3.0);
+    cauda()
+        .args(["net", "--connect", &server.addr.to_string()])
+        .args([
+            "--rate",
+            "1000/s",
+            "--runtime",
+            "1s",
+            "--start-at",
+            &at,
+            "-q",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let run = read_json(&out);
+    let faults = &run["faults"];
+    assert_eq!(faults["sent"], faults["answered"], "{faults}");
+    assert_eq!(faults["lost"], 0, "{faults}");
 }
 
 #[test]

@@ -331,8 +331,7 @@ pub struct RunOutputArgs {
     /// Start measuring at this wall-clock time — RFC 3339 in UTC
     /// (2026-11-25T10:00:00Z) or Unix seconds — once everything is ready,
     /// so runs started on several hosts measure the same seconds (interval
-    /// i is the same wall-clock second on each). At most a day ahead. `net`
-    /// connects before the wait: keep it under the responder's idle timeout.
+    /// i is the same wall-clock second on each). At most a day ahead.
     #[arg(long, value_name = "TIME", value_parser = start_at)]
     pub start_at: Option<u128>,
     /// Run part I of N of a load spread over N hosts (I from 0 to N-1): a

@@ -190,19 +190,14 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
         interval_ns: config.interval_length_ns,
         warnings: Vec::new(),
     };
-    let links: Vec<Mutex<Option<(Link, Conversation)>>> =
+    // Each connection, warmed up, and when it was (monotonic ns).
+    let links: Vec<Mutex<Option<(Link, Conversation, u64)>>> =
         (0..config.conns).map(|_| Mutex::new(None)).collect();
     let shared = SharedCounts::default();
     let max_frame = config.size.max(config.response_size);
 
-    let prepare = |thread: usize| -> Result<()> {
-        if !config.cpus.is_empty() {
-            let cpu = config.cpus[thread % config.cpus.len()];
-            sys::pin_current_thread(cpu).map_err(|e| {
-                input_error(format!("--cpus: cannot pin a thread to CPU {cpu} ({e})"))
-            })?;
-        }
-        let _ = sys::set_timer_slack_ns(1);
+    // Connects and warms up connection `thread`.
+    let open = |thread: usize| -> Result<(Link, Conversation)> {
         let mut link = Link::connect(
             config.proto,
             target,
@@ -235,16 +230,37 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
             stop,
         )?;
         talk.counts = Counts::default();
-        *links[thread].lock().map_err(|_| anyhow!("poisoned"))? = Some((link, talk));
+        Ok((link, talk))
+    };
+    /// A connection idle this long before the run starts is opened again.
+    const REOPEN_AFTER_NS: u64 = 1_000_000_000;
+    let prepare = |thread: usize| -> Result<()> {
+        if !config.cpus.is_empty() {
+            let cpu = config.cpus[thread % config.cpus.len()];
+            sys::pin_current_thread(cpu).map_err(|e| {
+                input_error(format!("--cpus: cannot pin a thread to CPU {cpu} ({e})"))
+            })?;
+        }
+        let _ = sys::set_timer_slack_ns(1);
+        let (link, talk) = open(thread)?;
+        *links[thread].lock().map_err(|_| anyhow!("poisoned"))? =
+            Some((link, talk, sys::monotonic_ns()));
         Ok(())
     };
     let body =
         |thread: usize, start: u64, recorder: &mut Recorder, stop: &StopFlag| -> Result<u64> {
-            let (mut link, mut talk) = links[thread]
+            let (mut link, mut talk, opened) = links[thread]
                 .lock()
                 .map_err(|_| anyhow!("poisoned"))?
                 .take()
                 .ok_or_else(|| anyhow!("connection {thread} was not prepared"))?;
+            // After a wait (--start-at) the responder may have closed the
+            // idle connection: open it afresh. The one made while preparing
+            // checked, before the wait, that the target answers.
+            if start.saturating_sub(opened) > REOPEN_AFTER_NS {
+                drop(link);
+                (link, talk) = open(thread)?;
+            }
             let pacing = Pacing {
                 rate: config.rate_per_s.map(|r| {
                     let period = 1e9 * config.conns as f64 / r;
