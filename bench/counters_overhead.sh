@@ -3,14 +3,14 @@
 #
 # Runs `cauda timer` side by side in three modes, alternating the order each
 # round so drift of the machine favours none:
-#   on        the default: host counters sampled each interval + the `self` thread
-#   counters  host counters only (--no-self-thread)
+#   on        the default: host counters sampled each interval + the `self` heartbeat
+#   counters  host counters only (--no-self-thread: no `self` heartbeat)
 #   off       neither (--no-host-counters --no-self-thread)
 # and prints per round and as medians: the process's CPU time (user+sys,
 # from /usr/bin/time) as a share of one CPU over the wall time, and the
 # timer's p50, p99 and max wake-up latency (cauda analyze --json).
 #
-# The counters' own cost is `counters` minus `off`; the self thread's is
+# The counters' own cost is `counters` minus `off`; the `self` heartbeat's is
 # `on` minus `counters`.
 #
 # usage: bench/counters_overhead.sh [ROUNDS=5] [DURATION=10s] [INTERVAL=1ms]
@@ -67,5 +67,5 @@ for mode in ("on", "counters", "off"):
     print(f"median {mode:8s} cpu {med[mode][0]:.3f} %  p50 {med[mode][1]:.2f} us  p99 {med[mode][2]:.2f} us  max {med[mode][3]:.1f} us")
 c, o, n = med["counters"], med["off"], med["on"]
 print(f"host counters: +{c[0]-o[0]:.3f} % of a CPU; p50 ratio {c[1]/o[1]:.3f}, p99 ratio {c[2]/o[2]:.3f} (counters/off)")
-print(f"self thread:   +{n[0]-c[0]:.3f} % of a CPU; p50 ratio {n[1]/c[1]:.3f}, p99 ratio {n[2]/c[2]:.3f} (on/counters)")
+print(f"self heartbeat: +{n[0]-c[0]:.3f} % of a CPU; p50 ratio {n[1]/c[1]:.3f}, p99 ratio {n[2]/c[2]:.3f} (on/counters)")
 PY

@@ -2,9 +2,9 @@
 # observer_effect.sh - does cauda's own observing move what it measures?
 #
 # For each configuration the lab runs, a run with cauda's observers as they
-# are by default (the `self` control thread and the host-counter sampler)
-# and one with both off (the hidden --no-self-thread --no-host-counters;
-# the collector always runs), alternating the order each round so drift of
+# are by default (the observer thread: host counters and the `self`
+# heartbeat) and one with it off (the hidden --no-self-thread
+# --no-host-counters; the collector always runs), alternating the order each round so drift of
 # the machine favours neither. Each round gives a pair (default, off) run
 # back to back; per configuration the script prints the medians over the
 # rounds of p50, p99, p99.9 and throughput (values recorded per second) in

@@ -37,6 +37,13 @@ fn timer_at(out: &Path, start_at: &str, labels: &[&str]) -> std::process::Child 
     cmd.spawn().unwrap()
 }
 
+/// `cauda merge -o OUT A B`, to be run and checked by the caller.
+fn merge(out: &Path, a: &Path, b: &Path) -> assert_cmd::Command {
+    let mut cmd = cauda();
+    cmd.args(["merge", "-o"]).arg(out).arg(a).arg(b);
+    cmd
+}
+
 #[test]
 fn bad_labels_and_start_times_are_refused_before_anything_runs() {
     let timer = |extra: &[&str]| -> Vec<String> {
@@ -91,11 +98,7 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
         assert!(run["host"]["clock_sync"]["synchronized"].is_boolean());
     }
     let merged = dir.path().join("merged.json");
-    cauda()
-        .args(["merge", "-o"])
-        .arg(&merged)
-        .arg(&a)
-        .arg(&b)
+    merge(&merged, &a, &b)
         .assert()
         .success()
         .stderr(predicates::str::contains("do not line up").not());
@@ -155,13 +158,7 @@ fn runs_started_apart_are_merged_with_a_warning_naming_the_gap() {
     assert!(first.wait().unwrap().success());
     assert!(second.wait().unwrap().success());
     let merged = dir.path().join("merged.json");
-    let out = cauda()
-        .args(["merge", "-o"])
-        .arg(&merged)
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
+    let out = merge(&merged, &a, &b).output().unwrap();
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--start-at"), "{stderr}");
@@ -244,13 +241,7 @@ fn shards_split_the_rate_with_their_own_seeds_and_merge_into_the_whole_load() {
     }
     assert_ne!(ra["parameters"]["seed"], rb["parameters"]["seed"]);
     let merged = dir.path().join("merged.json");
-    cauda()
-        .args(["merge", "-o"])
-        .arg(&merged)
-        .arg(&a)
-        .arg(&b)
-        .assert()
-        .success();
+    merge(&merged, &a, &b).assert().success();
     let run = read_json(&merged);
     let total = run["summary"][0]["summary"]["count"].as_u64().unwrap();
     // 2 s of Poisson arrivals at 2000/s in all: 4,000 ± 5 σ (σ ≈ 63).

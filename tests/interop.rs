@@ -87,13 +87,7 @@ fn hlogs(dir: &Path) -> Vec<Log> {
         ],
     );
     let run_converted = dir.join("timer-converted.hlog");
-    cauda()
-        .arg("convert")
-        .arg(&run)
-        .args(["--to", "hlog", "-o"])
-        .arg(&run_converted)
-        .assert()
-        .success();
+    to_hlog(&run, &run_converted);
     vec![
         Log {
             path: converted,
@@ -301,16 +295,21 @@ fn an_old_java_log_converted_opens_in_hdrhistogram_py() {
     assert!(!refused.status.success(), "HdrHistogram_py read a V1 log");
     let dir = tempfile::tempdir().unwrap();
     let converted = dir.path().join("v2.hlog");
-    cauda()
-        .arg("convert")
-        .arg(&old)
-        .args(["--to", "hlog", "-o"])
-        .arg(&converted)
-        .assert()
-        .success();
+    to_hlog(&old, &converted);
     let got = python_reads(&converted, None);
     let want = common::read_json(&fixture("hdr/java-2.1.6.expected.json"));
     for key in ["count", "min", "max", "p50", "p90", "p99", "p999"] {
         assert_eq!(got[key], want["top"][key], "{key}");
     }
+}
+
+/// `cauda convert INPUT --to hlog -o OUT`, which must succeed.
+fn to_hlog(input: &Path, out: &Path) {
+    cauda()
+        .arg("convert")
+        .arg(input)
+        .args(["--to", "hlog", "-o"])
+        .arg(out)
+        .assert()
+        .success();
 }

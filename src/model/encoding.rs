@@ -64,40 +64,59 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
 
 /// [`decode`], also saying which encoding the text used.
 pub fn decode_with_version(text: &str) -> Result<(Histogram<u64>, Version), String> {
+    let (plain, version) = plain_encoding(text)?;
+    Ok((deserialize(&plain, version)?, version))
+}
+
+/// A stored histogram read for its buckets ([`buckets`]).
+#[derive(Debug, PartialEq)]
+pub enum Buckets {
+    /// cauda's own shape: the occupied buckets as increasing
+    /// (bucket value, count) pairs, read straight from the counts.
+    Sparse(Vec<(u64, u64)>),
+    /// Any other shape, decoded in full.
+    Full(Histogram<u64>),
+}
+
+/// The buckets of an encoded histogram: for cauda's own shape (lowest 1
+/// ns, 3 significant digits, no index offset) read straight from the V2
+/// counts without building a 33,792-bucket histogram; any other shape
+/// decoded in full. The text is inflated once either way.
+pub fn buckets(text: &str) -> Result<Buckets, String> {
+    let (plain, version) = plain_encoding(text)?;
+    Ok(match own_shape_counts(&plain)? {
+        Some(entries) => Buckets::Sparse(entries),
+        None => Buckets::Full(deserialize(&plain, version)?),
+    })
+}
+
+/// The plain V2 bytes of a base64 histogram of any version (V0 and V1
+/// rewritten as V2), and which version it was.
+fn plain_encoding(text: &str) -> Result<(Vec<u8>, Version), String> {
     let bytes = STANDARD
         .decode(text.trim())
         .map_err(|e| format!("histogram is not valid base64 ({e})"))?;
-    let (plain, version) = match super::legacy_encoding::plain_v2(&bytes)? {
-        Some(legacy) => legacy,
-        None => (plain_v2(&bytes)?, Version::V2),
-    };
-    let hist = Deserializer::new()
-        .deserialize(&mut plain.as_slice())
-        .map_err(|e| {
-            format!("histogram is not a valid HdrHistogram {version:?} encoding ({e:?})")
-        })?;
-    Ok((hist, version))
+    match super::legacy_encoding::plain_v2(&bytes)? {
+        Some(legacy) => Ok(legacy),
+        None => Ok((plain_v2(&bytes)?, Version::V2)),
+    }
 }
 
-/// The occupied buckets of an encoded histogram of cauda's own shape
-/// (lowest 1 ns, 3 significant digits, no index offset) as increasing
-/// (bucket value, count) pairs, read straight from the V2 counts without
-/// building a 33,792-bucket histogram; `None` for any other shape, which
-/// [`decode`] reads instead.
+fn deserialize(plain: &[u8], version: Version) -> Result<Histogram<u64>, String> {
+    Deserializer::new()
+        .deserialize(&mut &plain[..])
+        .map_err(|e| format!("histogram is not a valid HdrHistogram {version:?} encoding ({e:?})"))
+}
+
+/// The occupied buckets of a plain V2 histogram of cauda's own shape as
+/// increasing (bucket value, count) pairs; `None` for any other shape.
 ///
 /// The V2 payload lists the counts array from index 0 as ZigZag LEB128
 /// numbers (at most 9 bytes, the 9th taken whole): a positive number is
 /// the count at the next index, a negative one skips that many empty
 /// indexes (HdrHistogram's `fillCountsArrayFromSourceBuffer`).
-pub fn sparse_entries(text: &str) -> Result<Option<Vec<(u64, u64)>>, String> {
+fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(u64, u64)>>, String> {
     use crate::record::histogram::{HIGHEST_NS, bucket_index, bucket_top};
-    let bytes = STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("histogram is not valid base64 ({e})"))?;
-    let plain = match super::legacy_encoding::plain_v2(&bytes)? {
-        Some((legacy, _)) => legacy,
-        None => plain_v2(&bytes)?,
-    };
     if plain.len() < V2_HEADER_LEN {
         return Err("histogram is not a valid HdrHistogram V2 encoding (header cut short)".into());
     }
@@ -286,7 +305,7 @@ mod tests {
     /// histogram's occupied buckets, across cauda's whole range, for sparse
     /// and dense histograms, large counts and the empty one.
     #[test]
-    fn sparse_entries_are_the_decoded_histograms_buckets() {
+    fn own_shape_buckets_are_the_decoded_histograms_buckets() {
         let mut rng = crate::record::schedule::SplitMix64::new(16);
         for round in 0..300 {
             let mut h = empty_hdr();
@@ -305,8 +324,8 @@ mod tests {
                 .map(|b| (b.value_iterated_to(), b.count_at_value()))
                 .collect();
             assert_eq!(
-                sparse_entries(&text).unwrap(),
-                Some(expected),
+                buckets(&text).unwrap(),
+                Buckets::Sparse(expected),
                 "round {round}"
             );
         }
@@ -316,8 +335,8 @@ mod tests {
     fn other_shapes_are_left_to_the_full_decoder() {
         let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000, 2).unwrap();
         h.record(1_234).unwrap();
-        assert_eq!(sparse_entries(&encode(&h)).unwrap(), None);
-        assert!(sparse_entries("HISTFAAAACB4nJNpmSzMwMDAxcAABMwMEOD4n+Gx").is_err());
+        assert_eq!(buckets(&encode(&h)).unwrap(), Buckets::Full(h));
+        assert!(buckets("HISTFAAAACB4nJNpmSzMwMDAxcAABMwMEOD4n+Gx").is_err());
     }
 
     #[test]

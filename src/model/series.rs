@@ -60,6 +60,13 @@ pub fn pack_entries(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<u8> {
     out
 }
 
+/// A histogram's occupied buckets as increasing (bucket value, count) pairs.
+fn recorded(hdr: &hdrhistogram::Histogram<u64>) -> Vec<(u64, u64)> {
+    hdr.iter_recorded()
+        .map(|b| (b.value_iterated_to(), b.count_at_value()))
+        .collect()
+}
+
 /// Unpacks what [`pack_entries`] wrote (a cut pair is dropped).
 pub fn unpack_entries(bytes: &[u8]) -> Vec<(u64, u64)> {
     let mut out = Vec::with_capacity(bytes.len() / 2);
@@ -71,15 +78,6 @@ pub fn unpack_entries(bytes: &[u8]) -> Vec<(u64, u64)> {
 }
 
 impl HistogramData {
-    /// The sparse buckets of a histogram.
-    pub fn sparse(hist: &LatencyHistogram) -> Self {
-        HistogramData::Sparse(pack_entries(
-            hist.hdr()
-                .iter_recorded()
-                .map(|b| (b.value_iterated_to(), b.count_at_value())),
-        ))
-    }
-
     /// The base64 string.
     pub fn encoded(&self) -> std::borrow::Cow<'_, str> {
         match self {
@@ -95,12 +93,10 @@ impl HistogramData {
         match self {
             HistogramData::Sparse(packed) => Ok(std::borrow::Cow::Owned(unpack_entries(packed))),
             HistogramData::Encoded(text) => {
-                let hdr = encoding::decode(text)?;
-                Ok(std::borrow::Cow::Owned(
-                    hdr.iter_recorded()
-                        .map(|b| (b.value_iterated_to(), b.count_at_value()))
-                        .collect(),
-                ))
+                Ok(std::borrow::Cow::Owned(match encoding::buckets(text)? {
+                    encoding::Buckets::Sparse(entries) => entries,
+                    encoding::Buckets::Full(hdr) => recorded(&hdr),
+                }))
             }
         }
     }
@@ -148,17 +144,7 @@ fn is_zero(value: &u64) -> bool {
 impl IntervalRecord {
     /// Encodes an interval's histogram with its exact statistics.
     pub fn from_histogram(start_ns: u64, length_ns: u64, hist: &LatencyHistogram) -> Self {
-        let stats = hist.stats();
-        IntervalRecord {
-            start_ns,
-            length_ns,
-            count: stats.count,
-            min: stats.min,
-            max: stats.max,
-            sum: stats.sum,
-            clamped: stats.clamped,
-            histogram: HistogramData::sparse(hist),
-        }
+        Self::from_buckets(start_ns, length_ns, &hist.stats(), recorded(hist.hdr()))
     }
 
     /// An interval from its exact statistics and its (bucket value, count)
@@ -282,20 +268,13 @@ impl IntervalRecord {
                 let occupied = Occupied::of_buckets(entries.iter().map(|e| e.0));
                 (entries, occupied)
             }
-            HistogramData::Encoded(text) => match encoding::sparse_entries(text)? {
+            HistogramData::Encoded(text) => match encoding::buckets(text)? {
                 // cauda's own shape: the counts straight from the encoding.
-                Some(entries) => {
+                encoding::Buckets::Sparse(entries) => {
                     let occupied = Occupied::of_buckets(entries.iter().map(|e| e.0));
                     (entries, occupied)
                 }
-                None => {
-                    let hdr = encoding::decode(text)?;
-                    let entries = hdr
-                        .iter_recorded()
-                        .map(|b| (b.value_iterated_to(), b.count_at_value()))
-                        .collect();
-                    (entries, Occupied::of_hdr(&hdr))
-                }
+                encoding::Buckets::Full(hdr) => (recorded(&hdr), Occupied::of_hdr(&hdr)),
             },
         };
         let total = entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.1));

@@ -452,7 +452,8 @@ fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
             .unwrap_or(0)
     };
     let mut left = at.saturating_sub(now_unix());
-    if left > 1_000_000_000 {
+    // Progress for a person at a terminal, not for an orchestrator's log.
+    if left > 1_000_000_000 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("waiting {:.1} s for --start-at", left as f64 / 1e9);
     }
     while left > 0 {
