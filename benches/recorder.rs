@@ -64,9 +64,16 @@ fn main() {
         tag: "x".into(),
         measured_from: MeasuredFrom::IntendedStart,
     };
-    let (mut recorders, handle) =
-        collector::start(vec![spec], 1, 0, 1_000_000_000, None, &Default::default())
-            .expect("collector");
+    let (mut recorders, handle) = collector::start(
+        vec![spec],
+        1,
+        0,
+        1_000_000_000,
+        None,
+        None,
+        &Default::default(),
+    )
+    .expect("collector");
     let mut recorder = recorders.pop().expect("one recorder");
     // 1 value per µs of fake time: rotates every 1,000,000 values.
     let mut now = 0u64;

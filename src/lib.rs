@@ -94,6 +94,16 @@ fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
             )));
         }
     }
+    if output.metrics_listen.is_some()
+        && let Some(key) = labels
+            .keys()
+            .find(|k| k.starts_with("__") || probe::live::RESERVED_LABELS.contains(&k.as_str()))
+    {
+        return Err(error::input_error(format!(
+            "--label {key}: with --metrics-listen this name is cauda's own Prometheus label \
+             (or reserved by Prometheus); choose another key"
+        )));
+    }
     if let Some(shard) = output.shard()? {
         let given = labels.insert("shard".to_string(), shard.label());
         if given.is_some_and(|g| g != shard.label()) {
@@ -109,6 +119,7 @@ fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
         force: output.force,
         labels,
         start_at_unix_ns: output.start_at,
+        metrics: output.metrics_listen,
     })
 }
 
@@ -232,7 +243,7 @@ fn serve(args: cli::ServeArgs) -> Result<Outcome> {
     };
     config.validate()?;
     let stop = StopFlag::on_signals()?;
-    probe::net::serve(config, &stop, args.quiet)?;
+    probe::net::serve(config, args.metrics_listen, &stop, args.quiet)?;
     Ok(Outcome::Done)
 }
 

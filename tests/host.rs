@@ -627,6 +627,7 @@ fn storm_run(dir: &Path) -> PathBuf {
         force: false,
         labels: Default::default(),
         start_at_unix_ns: None,
+        metrics: None,
     };
     let storm_path = storm.clone();
     let dd = std::thread::spawn(move || {

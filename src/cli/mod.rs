@@ -340,6 +340,12 @@ pub struct RunOutputArgs {
     /// Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETIONS when both are set.
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
+    /// Serve the run so far to Prometheus at http://ADDR/metrics: each
+    /// series as a native histogram (buckets 0.27 % wide; the run file
+    /// stays exact), updated as each interval completes. PORT alone
+    /// listens on loopback; give 0.0.0.0:PORT to be scraped from elsewhere.
+    #[arg(long, value_name = "ADDR", value_parser = crate::probe::endpoint::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Do not sample host counters (PSI, vmstat, …) each interval; for
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]

@@ -6,7 +6,8 @@
 //! Every interval from the start to the end of the run is emitted, empty
 //! ones included (an empty interval is itself a finding: nothing completed).
 //! Each final interval is encoded at once and, with `--hlog`, written to the
-//! interval log immediately, so a killed run still leaves its data.
+//! interval log immediately, so a killed run still leaves its data; with
+//! `--metrics-listen`, the live view is published too.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -14,6 +15,7 @@ use std::thread::JoinHandle;
 
 use anyhow::Context;
 
+use super::live::LiveFeed;
 use super::observers::Placement;
 use crate::formats::hlog::HlogWriter;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
@@ -49,6 +51,7 @@ pub fn start(
     run_start_ns: u64,
     interval_ns: u64,
     hlog: Option<HlogWriter>,
+    live: Option<LiveFeed>,
     placement: &Placement,
 ) -> anyhow::Result<(Vec<Recorder>, JoinHandle<Collected>)> {
     let (to_collector, reports) = mpsc::channel();
@@ -82,6 +85,7 @@ pub fn start(
         run_start_ns,
         hlog,
         hlog_error: None,
+        live,
     };
     let placement = placement.clone();
     let handle = std::thread::Builder::new()
@@ -112,6 +116,8 @@ struct Collector {
     run_start_ns: u64,
     hlog: Option<HlogWriter>,
     hlog_error: Option<anyhow::Error>,
+    /// The live view (`--metrics-listen`), fed each final interval.
+    live: Option<LiveFeed>,
 }
 
 impl Collector {
@@ -202,9 +208,16 @@ impl Collector {
             {
                 self.hlog_error = Some(err);
             }
+            if let Some(live) = self.live.as_mut() {
+                // A histogram just encoded here always decodes.
+                let _ = live.interval(i, &record);
+            }
             self.series[i].intervals.push(record);
         }
         self.flush_hlog();
+        if let Some(live) = self.live.as_mut() {
+            live.publish();
+        }
         if let Some(mut set) = merged {
             set.iter_mut().for_each(LatencyHistogram::reset);
             self.pool.push(set);
@@ -240,6 +253,7 @@ mod tests {
             2,
             1_000,
             100,
+            None,
             None,
             &Placement::default(),
         )
@@ -278,7 +292,7 @@ mod tests {
             let mut events = events;
             // Each thread records in time order, as a real thread does.
             events.sort_by_key(|&(thread, at, _)| (thread, at));
-            let (recorders, handle) = start(vec![spec("a")], 3, 0, 1_000, None, &Placement::default()).unwrap();
+            let (recorders, handle) = start(vec![spec("a")], 3, 0, 1_000, None, None, &Placement::default()).unwrap();
             let mut all = LatencyHistogram::new();
             let mut recorders: Vec<_> = recorders.into_iter().map(Some).collect();
             for &(thread, at, value) in &events {
@@ -299,8 +313,16 @@ mod tests {
 
     #[test]
     fn a_thread_that_records_nothing_still_ends_the_run() {
-        let (recorders, handle) =
-            start(vec![spec("a")], 1, 0, 1_000, None, &Placement::default()).unwrap();
+        let (recorders, handle) = start(
+            vec![spec("a")],
+            1,
+            0,
+            1_000,
+            None,
+            None,
+            &Placement::default(),
+        )
+        .unwrap();
         for r in recorders {
             r.finish(2_500);
         }

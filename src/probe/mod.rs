@@ -3,7 +3,9 @@
 
 pub mod collector;
 pub mod disk;
+pub mod endpoint;
 pub mod hiccup;
+pub mod live;
 pub mod net;
 pub mod observers;
 pub mod session;

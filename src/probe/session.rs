@@ -25,6 +25,8 @@ use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, Observer, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output::{self, Checked};
 use crate::probe::collector::{self, SeriesSpec};
+use crate::probe::endpoint::{Endpoint, Latest};
+use crate::probe::live::LiveFeed;
 use crate::probe::observers::{self, Placement};
 use crate::record::{Clock, MonotonicClock, Recorder, StopFlag};
 use crate::sys;
@@ -43,6 +45,8 @@ pub struct Destination {
     /// `--start-at`: the wall-clock time (ns since the epoch) to start the
     /// schedule at, once every probe thread is ready.
     pub start_at_unix_ns: Option<u128>,
+    /// `--metrics-listen`: where to serve the live view to Prometheus.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 impl Destination {
@@ -184,6 +188,20 @@ where
     C: FnOnce(&mut RunFile) -> Result<()>,
 {
     let (run_checked, hlog_checked) = destination.check()?;
+    // Bound before anything runs: an address in use stops the run here.
+    let live = match destination.metrics {
+        Some(addr) => {
+            let latest = Latest::default();
+            let source = latest.clone();
+            let endpoint = Endpoint::start(addr, Box::new(move || source.get()))?;
+            eprintln!(
+                "metrics: http://{}/metrics (Prometheus native histograms)",
+                endpoint.addr()
+            );
+            Some((endpoint, latest))
+        }
+        None => None,
+    };
     // The default name is chosen (never an existing file) and checked
     // before anything runs.
     let (path, run_checked) = match (&destination.run_file, run_checked) {
@@ -305,12 +323,24 @@ where
             }
             None => None,
         };
+        let feed = live.as_ref().map(|(_, latest)| {
+            let tags: Vec<String> = plan.series.iter().map(|s| s.tag.clone()).collect();
+            LiveFeed::new(
+                plan.probe,
+                &destination.labels,
+                &tags,
+                plan.interval_ns,
+                start_unix_ns,
+                latest.clone(),
+            )
+        });
         let (recorders, collector) = collector::start(
             plan.series.clone(),
             plan.threads,
             run_start,
             plan.interval_ns,
             hlog,
+            feed,
             &placement,
         )?;
         for (go, recorder) in go_senders.iter().zip(recorders) {
@@ -418,6 +448,12 @@ where
     let bytes = crate::formats::runfile::to_bytes(&run)?;
     output::write_checked(&path, run_checked, &bytes)
         .with_context(|| format!("cannot save the run file {}", path.display()))?;
+    // A run that ended by itself lets Prometheus take its last interval.
+    if let Some((endpoint, latest)) = &live
+        && !stop.is_raised()
+    {
+        endpoint.await_scrape_of(latest.generation(), stop);
+    }
     if let Some(e) = thread_error {
         return Err(e.context(format!(
             "the run failed; what was measured is saved in {}",

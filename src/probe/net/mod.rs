@@ -347,8 +347,14 @@ fn annotate(run: &mut RunFile, counts: &Counts, config: &NetConfig) {
     }
 }
 
-/// `cauda serve`: runs the responder until `stop` rises.
-pub fn serve(config: serve::ServeConfig, stop: &StopFlag, quiet: bool) -> Result<()> {
+/// `cauda serve`: runs the responder until `stop` rises, with its counters
+/// served to Prometheus at `metrics` when given.
+pub fn serve(
+    config: serve::ServeConfig,
+    metrics: Option<std::net::SocketAddr>,
+    stop: &StopFlag,
+    quiet: bool,
+) -> Result<()> {
     let server = serve::Server::start(config.clone(), stop.clone())?;
     if !quiet {
         eprintln!(
@@ -358,6 +364,21 @@ pub fn serve(config: serve::ServeConfig, stop: &StopFlag, quiet: bool) -> Result
             config.max_conns,
             config.max_message
         );
+    }
+    let metrics_endpoint = match metrics {
+        Some(addr) => {
+            let stats = server.stats();
+            let protocol = if config.udp { "udp" } else { "tcp" };
+            let endpoint = crate::probe::endpoint::Endpoint::start(
+                addr,
+                Box::new(move || std::sync::Arc::new(stats.page(protocol))),
+            )?;
+            Some(endpoint)
+        }
+        None => None,
+    };
+    if let (Some(endpoint), false) = (&metrics_endpoint, quiet) {
+        eprintln!("cauda serve: metrics at http://{}/metrics", endpoint.addr());
     }
     let stats = server.stats();
     server.wait();

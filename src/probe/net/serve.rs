@@ -186,6 +186,71 @@ impl ServeStats {
         }
         line
     }
+
+    /// The counters as a Prometheus page, labelled with the protocol.
+    pub fn page(&self, protocol: &str) -> crate::probe::endpoint::Page {
+        use crate::formats::prometheus::{Family, Metric, Value};
+        let labels = vec![("protocol".to_string(), protocol.to_string())];
+        let counter = |name, help, a: &AtomicU64| Family {
+            name,
+            help,
+            metrics: vec![Metric {
+                labels: labels.clone(),
+                value: Value::Counter(a.load(Ordering::Relaxed) as f64),
+            }],
+        };
+        let families = [
+            counter(
+                "cauda_serve_replies_total",
+                "Requests answered.",
+                &self.replies,
+            ),
+            counter(
+                "cauda_serve_connections_accepted_total",
+                "TCP connections accepted.",
+                &self.accepted,
+            ),
+            counter(
+                "cauda_serve_connections_refused_total",
+                "TCP connections closed on accept: no descriptor, thread or room.",
+                &self.refused,
+            ),
+            counter(
+                "cauda_serve_connections_evicted_total",
+                "Connections closed to make room at --max-conns (the longest idle).",
+                &self.evicted,
+            ),
+            counter(
+                "cauda_serve_malformed_total",
+                "Connections or datagrams dropped for a malformed frame.",
+                &self.malformed,
+            ),
+            counter(
+                "cauda_serve_oversized_total",
+                "UDP requests unanswered: the reply would be too large beyond loopback.",
+                &self.oversized,
+            ),
+            counter(
+                "cauda_serve_slow_total",
+                "Connections dropped because a frame was not completed in time.",
+                &self.slow,
+            ),
+            counter(
+                "cauda_serve_idle_total",
+                "Connections closed for being idle.",
+                &self.idle,
+            ),
+            Family {
+                name: "cauda_serve_connections_open",
+                help: "TCP connections open now.",
+                metrics: vec![Metric {
+                    labels: labels.clone(),
+                    value: Value::Gauge(self.open.load(Ordering::Relaxed) as f64),
+                }],
+            },
+        ];
+        crate::probe::endpoint::Page::of(&families, 0)
+    }
 }
 
 /// A running responder.

@@ -1,0 +1,418 @@
+//! The metrics endpoint (`--metrics-listen`): a small HTTP/1.1 server on a
+//! thread of its own that answers `GET /metrics` with a page made off the
+//! hot path ([`crate::formats::prometheus`]).
+//!
+//! Measurement never waits for a scraper. The collector swaps a finished
+//! page in under a lock held only to replace a pointer; the server thread
+//! takes the pointer and writes at its own pace, under SCHED_IDLE, with a
+//! timeout, one connection at a time. A slow or stuck scraper holds up
+//! only the next scrape.
+//!
+//! A run that ends by itself waits for Prometheus to scrape its last
+//! interval (at most twice the gap seen between its scrapes, and never
+//! when nobody has scraped), so a fleet view does not miss a run's end.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::error::input_error;
+use crate::formats::prometheus;
+use crate::record::StopFlag;
+
+/// A page, ready to send in either format.
+#[derive(Debug, Default)]
+pub struct Page {
+    /// The delimited protobuf exposition.
+    pub protobuf: Vec<u8>,
+    /// The text exposition.
+    pub text: Vec<u8>,
+    /// How many times a page was published before this one.
+    pub generation: u64,
+}
+
+impl Page {
+    /// Both encodings of `families`.
+    pub fn of(families: &[prometheus::Family], generation: u64) -> Page {
+        Page {
+            protobuf: prometheus::to_protobuf(families),
+            text: prometheus::to_text(families),
+            generation,
+        }
+    }
+}
+
+/// Where pages come from: the latest one published, or one made afresh
+/// for each scrape.
+pub type Source = Box<dyn Fn() -> Arc<Page> + Send + Sync>;
+
+/// The latest published page, shared by the collector and the server.
+#[derive(Clone, Debug, Default)]
+pub struct Latest(Arc<Mutex<Arc<Page>>>);
+
+impl Latest {
+    /// Replaces the page (the lock is held only for the swap).
+    pub fn publish(&self, page: Page) {
+        let page = Arc::new(page);
+        if let Ok(mut latest) = self.0.lock() {
+            *latest = page;
+        }
+    }
+
+    /// The page now.
+    pub fn get(&self) -> Arc<Page> {
+        self.0.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// The generation of the page now.
+    pub fn generation(&self) -> u64 {
+        self.get().generation
+    }
+}
+
+/// What the server has answered, for waiting on the last scrape.
+#[derive(Debug, Default)]
+struct Scrapes {
+    /// When the last two scrapes were served.
+    last: Option<Instant>,
+    gap: Option<Duration>,
+    /// The generation of the last page served.
+    served: Option<u64>,
+}
+
+struct Shared {
+    source: Source,
+    scrapes: Mutex<Scrapes>,
+    scraped: Condvar,
+    closing: AtomicBool,
+}
+
+/// A bound metrics endpoint; dropping it stops the server (at once, or
+/// after the connection it is serving, which may take up to its timeout:
+/// the thread is left to finish on its own).
+pub struct Endpoint {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+/// How long a scraper may take to send its request or read the answer.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest wait for a last scrape.
+const MOST_FINAL_WAIT: Duration = Duration::from_secs(120);
+
+impl Endpoint {
+    /// Binds `addr` and serves pages from `source` on a thread of its own.
+    /// An address in use or not allowed is bad input (before measuring).
+    pub fn start(addr: SocketAddr, source: Source) -> Result<Endpoint> {
+        let listener = TcpListener::bind(addr).map_err(|e| {
+            input_error(format!(
+                "--metrics-listen {addr}: cannot listen there ({e}); choose a free port, \
+                 e.g. --metrics-listen 9464, or an address of this host"
+            ))
+        })?;
+        let addr = listener.local_addr().context("--metrics-listen")?;
+        let shared = Arc::new(Shared {
+            source,
+            scrapes: Mutex::new(Scrapes::default()),
+            scraped: Condvar::new(),
+            closing: AtomicBool::new(false),
+        });
+        let serving = shared.clone();
+        std::thread::Builder::new()
+            .name("cauda-metrics".into())
+            .spawn(move || {
+                // Scrapes wait for the probe's idle moments.
+                let _ = crate::sys::set_idle_policy(true);
+                serve(&listener, &serving);
+            })
+            .context("cannot start the metrics endpoint's thread")?;
+        Ok(Endpoint { addr, shared })
+    }
+
+    /// The address it listens on (the port chosen when 0 was asked).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Waits until a scrape has served `generation` (the run's last page),
+    /// when someone scrapes at all: at most twice the gap between the last
+    /// two scrapes (a minute when only one was seen), two minutes at most.
+    /// Ctrl-C ends the wait. Returns how long it waited, if it did.
+    pub fn await_scrape_of(&self, generation: u64, stop: &StopFlag) -> Option<Duration> {
+        let Ok(mut scrapes) = self.shared.scrapes.lock() else {
+            return None;
+        };
+        let last = scrapes.last?;
+        if scrapes.served.is_some_and(|g| g >= generation) {
+            return None;
+        }
+        let limit = scrapes
+            .gap
+            .map_or(Duration::from_secs(60), |gap| gap * 2)
+            .min(MOST_FINAL_WAIT);
+        let deadline = last + limit;
+        let began = Instant::now();
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!(
+                "waiting up to {:.0} s for Prometheus to scrape the last interval (Ctrl-C skips)",
+                deadline.saturating_duration_since(began).as_secs_f64()
+            );
+        }
+        while scrapes.served.is_none_or(|g| g < generation) && !stop.is_raised() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            // Wakes for each scrape, and twice a second for Ctrl-C.
+            let slice = (deadline - now).min(Duration::from_millis(500));
+            scrapes = match self.shared.scraped.wait_timeout(scrapes, slice) {
+                Ok((s, _)) => s,
+                Err(_) => return None,
+            };
+        }
+        Some(began.elapsed())
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.shared.closing.store(true, Ordering::Release);
+        // Wake the blocking accept with a connection of our own.
+        let mut wake = self.addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake {
+                SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
+    }
+}
+
+fn serve(listener: &TcpListener, shared: &Shared) {
+    for stream in listener.incoming() {
+        if shared.closing.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(mut stream) = stream else { continue };
+        let _ = stream.set_read_timeout(Some(CONNECTION_TIMEOUT));
+        let _ = stream.set_write_timeout(Some(CONNECTION_TIMEOUT));
+        if let Some(generation) = answer(&mut stream, shared) {
+            if let Ok(mut scrapes) = shared.scrapes.lock() {
+                let now = Instant::now();
+                scrapes.gap = scrapes.last.map(|last| now - last).or(scrapes.gap);
+                scrapes.last = Some(now);
+                scrapes.served = Some(generation);
+            }
+            shared.scraped.notify_all();
+        }
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+}
+
+/// Answers one request; the generation of the page served, if it was the
+/// metrics page and was sent whole.
+fn answer(stream: &mut TcpStream, shared: &Shared) -> Option<u64> {
+    let request = read_head(stream)?;
+    let mut lines = request.lines();
+    let mut first = lines.next()?.split_whitespace();
+    let (method, target) = (first.next()?, first.next()?);
+    let accept = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("accept"))
+        .map_or("", |(_, value)| value.trim());
+    let path = target.split('?').next().unwrap_or(target);
+    if method != "GET" && method != "HEAD" {
+        let _ = respond(
+            stream,
+            "405 Method Not Allowed",
+            prometheus::TEXT,
+            b"GET /metrics\n",
+        );
+        return None;
+    }
+    if path != "/metrics" {
+        let _ = respond(
+            stream,
+            "404 Not Found",
+            prometheus::TEXT,
+            b"cauda serves its metrics at /metrics\n",
+        );
+        return None;
+    }
+    let page = (shared.source)();
+    let (kind, body) = if prometheus::wants_protobuf(accept) {
+        (prometheus::PROTOBUF, &page.protobuf)
+    } else {
+        (prometheus::TEXT, &page.text)
+    };
+    let body: &[u8] = if method == "HEAD" { &[] } else { body };
+    respond(stream, "200 OK", kind, body)
+        .ok()
+        .map(|()| page.generation)
+}
+
+/// Reads a request's head (up to the blank line), at most 16 KiB.
+fn read_head(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::with_capacity(512);
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 || head.len() + n > 16 * 1024 {
+            return None;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8(head).ok()
+}
+
+fn respond(stream: &mut TcpStream, status: &str, kind: &str, body: &[u8]) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()
+}
+
+/// Parses `--metrics-listen`: `PORT` (loopback), `HOST:PORT` or
+/// `[V6]:PORT`; another host's interfaces only when named.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    std::net::ToSocketAddrs::to_socket_addrs(text)
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| {
+            format!(
+                "'{text}': expected PORT (loopback), ADDR:PORT or [V6ADDR]:PORT, \
+                 e.g. 9464 or 0.0.0.0:9464"
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(addr: SocketAddr, request: &str) -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut out = String::new();
+        stream.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    fn endpoint() -> (Endpoint, Latest) {
+        let latest = Latest::default();
+        let source = latest.clone();
+        let endpoint =
+            Endpoint::start(parse_listen("0").unwrap(), Box::new(move || source.get())).unwrap();
+        (endpoint, latest)
+    }
+
+    #[test]
+    fn serves_the_latest_page_in_the_format_asked() {
+        let (endpoint, latest) = endpoint();
+        assert!(endpoint.addr().ip().is_loopback());
+        latest.publish(Page {
+            protobuf: b"PB".to_vec(),
+            text: b"TEXT\n".to_vec(),
+            generation: 1,
+        });
+        let text = get(endpoint.addr(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(text.contains("Content-Type: text/plain; version=0.0.4"));
+        assert!(text.ends_with("\r\n\r\nTEXT\n"));
+        let pb = get(
+            endpoint.addr(),
+            &format!(
+                "GET /metrics HTTP/1.1\r\nAccept: {}\r\n\r\n",
+                prometheus::PROTOBUF
+            ),
+        );
+        assert!(pb.ends_with("\r\n\r\nPB"), "{pb}");
+        assert!(get(endpoint.addr(), "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(get(endpoint.addr(), "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+    }
+
+    #[test]
+    fn publishing_never_waits_for_a_stuck_client() {
+        let (endpoint, latest) = endpoint();
+        latest.publish(Page::default());
+        // Connects and sends nothing: the server gives up after its timeout
+        // and serves the next one; publishing never waits for it.
+        let _stuck = TcpStream::connect(endpoint.addr()).unwrap();
+        for generation in 2..100 {
+            latest.publish(Page {
+                generation,
+                ..Page::default()
+            });
+        }
+        assert_eq!(latest.generation(), 99);
+    }
+
+    #[test]
+    fn waits_for_the_last_page_only_when_someone_scrapes() {
+        let (endpoint, latest) = endpoint();
+        latest.publish(Page {
+            generation: 3,
+            ..Page::default()
+        });
+        let stop = StopFlag::new();
+        assert_eq!(endpoint.await_scrape_of(3, &stop), None, "never scraped");
+        get(endpoint.addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+        assert_eq!(endpoint.await_scrape_of(3, &stop), None, "already scraped");
+        latest.publish(Page {
+            generation: 4,
+            ..Page::default()
+        });
+        let addr = endpoint.addr();
+        let scraper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            get(addr, "GET /metrics HTTP/1.1\r\n\r\n")
+        });
+        assert!(endpoint.await_scrape_of(4, &stop).is_some());
+        scraper.join().unwrap();
+        stop.raise();
+        latest.publish(Page {
+            generation: 5,
+            ..Page::default()
+        });
+        endpoint.await_scrape_of(5, &stop);
+    }
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(parse_listen("9464").unwrap().to_string(), "127.0.0.1:9464");
+        assert_eq!(
+            parse_listen("0.0.0.0:9464").unwrap().to_string(),
+            "0.0.0.0:9464"
+        );
+        assert_eq!(parse_listen("[::1]:9").unwrap().to_string(), "[::1]:9");
+        assert!(
+            parse_listen("nope:x")
+                .unwrap_err()
+                .contains("expected PORT")
+        );
+    }
+
+    #[test]
+    fn an_address_in_use_is_bad_input() {
+        let (endpoint, _latest) = endpoint();
+        let err = Endpoint::start(endpoint.addr(), Box::new(Default::default))
+            .err()
+            .unwrap();
+        assert_eq!(crate::error::exit_code_for(&err), 2);
+        assert!(err.to_string().contains("choose a free port"));
+    }
+}

@@ -1,0 +1,277 @@
+//! `--metrics-listen` against a real Prometheus (Debian's 2.42, with
+//! `--enable-feature=native-histograms`): it scrapes a `cauda hiccup`, and
+//! `histogram_quantile` over what it stored agrees with `cauda analyze` of
+//! the same run within a native bucket (0.271 %). Skipped (with the
+//! reason) without the `prometheus` binary, unless CAUDA_REQUIRE_PROMETHEUS
+//! is set, as `.ci/run` does.
+
+mod common;
+mod netsupport;
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use netsupport::{Responder, serves};
+use serde_json::Value;
+
+/// A free loopback port (released for the caller to bind).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A Prometheus scraping `target` every second; killed on drop.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(target: u16) -> Option<Prometheus> {
+        let found = Command::new("prometheus")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            assert!(
+                std::env::var_os("CAUDA_REQUIRE_PROMETHEUS").is_none(),
+                "prometheus is required (apt-get install prometheus)"
+            );
+            eprintln!("skipped: prometheus not found (apt-get install prometheus)");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n\
+                 scrape_configs:\n  - job_name: cauda\n    static_configs:\n      \
+                 - targets: ['127.0.0.1:{target}']\n"
+            ),
+        )
+        .unwrap();
+        let port = free_port();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .arg("--enable-feature=native-histograms")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("log")).unwrap())
+            .spawn()
+            .unwrap();
+        let prometheus = Prometheus {
+            child,
+            port,
+            _dir: dir,
+        };
+        let began = Instant::now();
+        while !prometheus
+            .get("/-/ready")
+            .is_ok_and(|body| body.contains("Ready"))
+        {
+            assert!(
+                began.elapsed() < Duration::from_secs(60),
+                "Prometheus did not become ready"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(prometheus)
+    }
+
+    fn get(&self, path: &str) -> Result<String, String> {
+        sh(
+            "curl",
+            &["-s", "-f", &format!("http://127.0.0.1:{}{path}", self.port)],
+        )
+    }
+
+    /// An instant query's one result value.
+    fn query(&self, promql: &str) -> f64 {
+        let out = sh(
+            "curl",
+            &[
+                "-s",
+                "-f",
+                &format!("http://127.0.0.1:{}/api/v1/query", self.port),
+                "--data-urlencode",
+                &format!("query={promql}"),
+            ],
+        )
+        .unwrap();
+        let doc: Value = serde_json::from_str(&out).unwrap();
+        let result = doc["data"]["result"].as_array().unwrap();
+        assert_eq!(result.len(), 1, "{promql}: {out}");
+        result[0]["value"][1].as_str().unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn prometheus_scrapes_native_histograms_that_agree_with_analyze() {
+    let port = free_port();
+    let Some(prometheus) = Prometheus::start(port) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("hiccup.json");
+    // A run that ends by itself waits for the scrape of its last interval.
+    let out = cauda()
+        .args(["hiccup", "--runtime", "6s", "--label", "host=h1"])
+        .args(["--metrics-listen", &port.to_string(), "-o"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("127.0.0.1:{port}/metrics")),
+        "the address is printed"
+    );
+    let summaries = summaries(&run, &[]);
+    let (tag, summary) = &summaries[0];
+    let selector =
+        format!("cauda_latency_seconds{{series=\"{tag}\",host=\"h1\",probe=\"hiccup\"}}");
+    let count = prometheus.query(&format!("histogram_count({selector})"));
+    assert_eq!(
+        count as u64,
+        summary["count"].as_u64().unwrap(),
+        "every value"
+    );
+    let sum = prometheus.query(&format!("histogram_sum({selector})"));
+    let mean = summary["mean"].as_f64().unwrap();
+    assert!(
+        (sum / count * 1e9 - mean).abs() <= mean * 1e-6 + 0.1,
+        "exact sum: {sum} / {count} vs mean {mean} ns"
+    );
+    for (q, key) in [(0.5, "50"), (0.9, "90"), (0.99, "99"), (0.999, "99.9")] {
+        let from_prometheus =
+            prometheus.query(&format!("histogram_quantile({q}, {selector})")) * 1e9;
+        let analyzed = summary["percentiles"][key].as_f64().unwrap();
+        let error = (from_prometheus - analyzed).abs() / analyzed;
+        eprintln!(
+            "p{key}: Prometheus {from_prometheus:.0} ns, cauda analyze {analyzed} ns ({:+.3} %)",
+            (from_prometheus / analyzed - 1.0) * 100.0
+        );
+        assert!(
+            error <= 0.002_72,
+            "p{key}: Prometheus {from_prometheus:.0} ns, cauda analyze {analyzed} ns ({:.3} %)",
+            error * 100.0
+        );
+    }
+    // The README's fleet query works on what was scraped.
+    let fleet = prometheus.query(
+        "histogram_quantile(0.99, sum(rate(cauda_latency_seconds{probe=\"hiccup\"}[1m])))",
+    );
+    assert!(fleet.is_finite() && fleet > 0.0, "fleet p99 {fleet}");
+    let intervals = prometheus.query("cauda_intervals_total{probe=\"hiccup\"}");
+    let run_file = read_json(&run);
+    assert_eq!(
+        intervals as usize,
+        run_file["series"][0]["intervals"].as_array().unwrap().len(),
+        "the last interval was scraped"
+    );
+}
+
+#[test]
+fn a_metrics_address_in_use_is_refused_before_measuring() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.json");
+    cauda()
+        .args(["timer", "--runtime", "1s", "--metrics-listen", &port, "-o"])
+        .arg(&run)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("choose a free port"));
+    assert!(!run.exists(), "nothing measured");
+    refused(
+        &["timer", "--metrics-listen", "nowhere:x"],
+        "expected PORT (loopback), ADDR:PORT",
+    );
+    refused(
+        &["timer", "--metrics-listen", "0", "--label", "series=x"],
+        "cauda's own Prometheus label",
+    );
+}
+
+/// A scraper that connects and never sends its request holds up neither
+/// the run nor a second scraper for longer than the endpoint's timeout.
+#[test]
+fn a_stuck_scraper_does_not_hold_up_the_run() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.json");
+    let mut child = cauda_process()
+        .args([
+            "timer",
+            "--runtime",
+            "3s",
+            "--metrics-listen",
+            &port.to_string(),
+            "-o",
+        ])
+        .arg(&run)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    let mut stuck = None;
+    while stuck.is_none() && began.elapsed() < Duration::from_secs(10) {
+        stuck = std::net::TcpStream::connect(("127.0.0.1", port)).ok();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(stuck.is_some(), "the endpoint listens");
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let run_file = read_json(&run);
+    assert_eq!(run_file["interrupted"], false);
+    assert_eq!(
+        run_file["series"][0]["intervals"].as_array().unwrap().len(),
+        3,
+        "every interval saved"
+    );
+    drop(stuck);
+}
+
+/// `cauda serve --metrics-listen` serves the responder's counters.
+#[test]
+fn the_responder_serves_its_counters() {
+    let port = free_port();
+    let server = Responder::start(&["--metrics-listen", &port.to_string()]);
+    for _ in 0..3 {
+        assert!(serves(server.addr));
+    }
+    let page = sh(
+        "curl",
+        &["-s", "-f", &format!("http://127.0.0.1:{port}/metrics")],
+    )
+    .unwrap();
+    assert!(
+        page.contains("cauda_serve_replies_total{protocol=\"tcp\"} 3\n"),
+        "{page}"
+    );
+    assert!(page.contains("# TYPE cauda_serve_connections_open gauge\n"));
+    let summary = server.stop_and_summary();
+    assert!(summary.contains("3 replies"), "{summary}");
+}
