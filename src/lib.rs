@@ -382,7 +382,10 @@ fn load(path: &std::path::Path, options: &formats::ReadOptions) -> Result<Loaded
 
 fn load_all(files: &[std::path::PathBuf], input: &cli::InputArgs) -> Result<Vec<Loaded>> {
     let options = input.read_options();
-    files.iter().map(|path| load(path, &options)).collect()
+    // Files are independent: the CPUs share them.
+    sys::map_parallel(files, |path| load(path, &options))
+        .into_iter()
+        .collect()
 }
 
 fn print_warnings(warnings: &[model::Warning]) {

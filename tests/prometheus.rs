@@ -179,9 +179,8 @@ fn prometheus_scrapes_native_histograms_that_agree_with_analyze() {
         );
     }
     // The README's fleet query works on what was scraped.
-    let fleet = prometheus.query(
-        "histogram_quantile(0.99, sum(rate(cauda_latency_seconds{probe=\"hiccup\"}[1m])))",
-    );
+    let fleet = prometheus
+        .query("histogram_quantile(0.99, sum(rate(cauda_latency_seconds{probe=\"hiccup\"}[1m])))");
     assert!(fleet.is_finite() && fleet > 0.0, "fleet p99 {fleet}");
     let intervals = prometheus.query("cauda_intervals_total{probe=\"hiccup\"}");
     let run_file = read_json(&run);

@@ -9,8 +9,6 @@
 //! logs (jHiccup up to 2.0.6, YCSB of that era), through the private
 //! `model::legacy_encoding`, which rewrites them as V2 for the same decoder.
 
-use std::io::Read;
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
@@ -28,6 +26,154 @@ pub fn encode(hist: &Histogram<u64>) -> String {
         return String::new();
     }
     STANDARD.encode(bytes)
+}
+
+/// Encodes cauda-shape buckets, (counts index, count) pairs in increasing
+/// index, as V2-deflate base64: the same bytes [`encode`] writes for the
+/// histogram holding them (tested), without building that histogram, and
+/// with one compressor per thread, reset between histograms, instead of a
+/// new one each time (whose zeroed tables cost more than small data).
+pub fn encode_buckets(pairs: impl IntoIterator<Item = (usize, u64)>) -> String {
+    use crate::record::histogram::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS};
+    let mut plain = Vec::with_capacity(256);
+    plain.extend_from_slice(&V2_COOKIE.to_be_bytes());
+    plain.extend_from_slice(&0u32.to_be_bytes()); // payload length, below
+    plain.extend_from_slice(&0u32.to_be_bytes()); // normalizing offset
+    plain.extend_from_slice(&u32::from(SIGNIFICANT_DIGITS).to_be_bytes());
+    plain.extend_from_slice(&LOWEST_NS.to_be_bytes());
+    plain.extend_from_slice(&HIGHEST_NS.to_be_bytes());
+    plain.extend_from_slice(&1.0f64.to_be_bytes());
+    // Counts from index 0 to the last occupied one, ZigZag LEB128 (9
+    // bytes at most): a run of more than one empty index as its negated
+    // length, a single empty one as 0, as HdrHistogram writes them.
+    let mut next = 0usize;
+    for (index, count) in pairs.into_iter().filter(|&(_, c)| c > 0) {
+        match index - next {
+            0 => {}
+            1 => push_varint9(&mut plain, 0),
+            gap => push_varint9(&mut plain, zigzag(-(gap as i64))),
+        }
+        push_varint9(&mut plain, zigzag(count.min(i64::MAX as u64) as i64));
+        next = index + 1;
+    }
+    if next == 0 {
+        // An empty histogram holds the one count at index 0.
+        push_varint9(&mut plain, 0);
+    }
+    let payload = (plain.len() - V2_HEADER_LEN) as u32;
+    plain[4..8].copy_from_slice(&payload.to_be_bytes());
+    let mut out = Vec::with_capacity(plain.len() / 2 + 64);
+    out.extend_from_slice(&V2_DEFLATE_COOKIE.to_be_bytes());
+    out.extend_from_slice(&0u32.to_be_bytes()); // deflated length, below
+    deflate_into(&plain, &mut out);
+    let deflated = (out.len() - 8) as u32;
+    out[4..8].copy_from_slice(&deflated.to_be_bytes());
+    STANDARD.encode(out)
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// HdrHistogram's LEB128-64b9B: 7 bits a byte for 8 bytes, the 9th whole.
+fn push_varint9(out: &mut Vec<u8>, mut v: u64) {
+    for _ in 0..8 {
+        if v < 0x80 {
+            out.push(v as u8);
+            return;
+        }
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// zlib-deflates `plain` (default level, as HdrHistogram does) onto `out`
+/// with this thread's compressor.
+fn deflate_into(plain: &[u8], out: &mut Vec<u8>) {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    thread_local! {
+        static COMPRESS: std::cell::RefCell<Compress> =
+            std::cell::RefCell::new(Compress::new(Compression::default(), true));
+    }
+    COMPRESS.with_borrow_mut(|z| {
+        z.reset();
+        loop {
+            out.reserve(plain.len() / 2 + 64);
+            let consumed = z.total_in() as usize;
+            match z.compress_vec(&plain[consumed..], out, FlushCompress::Finish) {
+                Ok(Status::StreamEnd) => break,
+                Ok(_) => continue,
+                // Deflating into a Vec with room cannot fail; an empty
+                // result would decode as an error, never as data.
+                Err(_) => {
+                    out.truncate(8);
+                    break;
+                }
+            }
+        }
+    });
+}
+
+/// A zlib stream inflated with this thread's decompressor, reset for it
+/// (a new one per histogram costs more, zeroing its tables, than the
+/// inflating of a small histogram).
+struct Inflater<'a> {
+    input: &'a [u8],
+    ended: bool,
+}
+
+thread_local! {
+    static DECOMPRESS: std::cell::RefCell<flate2::Decompress> =
+        std::cell::RefCell::new(flate2::Decompress::new(true));
+}
+
+impl<'a> Inflater<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        DECOMPRESS.with_borrow_mut(|z| z.reset(true));
+        Inflater {
+            input,
+            ended: false,
+        }
+    }
+
+    /// Inflates into `out` until it holds `limit` bytes or the stream
+    /// ends, growing it as the data comes (never past `limit`).
+    fn fill(&mut self, out: &mut Vec<u8>, limit: usize) -> Result<(), String> {
+        DECOMPRESS.with_borrow_mut(|z| {
+            while !self.ended && out.len() < limit {
+                if out.len() == out.capacity() {
+                    out.reserve_exact(out.len().max(256).min(limit - out.len()));
+                }
+                let (before_in, before_out) = (z.total_in(), out.len());
+                let status = z
+                    .decompress_vec(
+                        &self.input[z.total_in() as usize..],
+                        out,
+                        flate2::FlushDecompress::None,
+                    )
+                    .map_err(|e| format!("cannot inflate: {e}"))?;
+                self.ended = status == flate2::Status::StreamEnd;
+                if !self.ended && z.total_in() == before_in && out.len() == before_out {
+                    return Err("cannot inflate: the deflated data ends early".into());
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Whether the stream ends (its checksum verified) with nothing more.
+    fn ends_here(&mut self) -> Result<bool, String> {
+        let mut probe = Vec::with_capacity(1);
+        self.fill(&mut probe, 1)?;
+        if !probe.is_empty() {
+            return Ok(false);
+        }
+        if !self.ended {
+            return Err("cannot inflate: the deflated data ends early".into());
+        }
+        Ok(true)
+    }
 }
 
 /// The plain V2 encoding's cookie, and the deflated one's (HdrHistogram
@@ -191,29 +337,27 @@ fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
         }
         Some(c) if c == V2_DEFLATE_COOKIE & COOKIE_BASE_MASK => {
             let deflated = bytes.get(8..).ok_or_else(|| invalid("truncated"))?;
-            let mut inflater = flate2::read::ZlibDecoder::new(deflated);
-            let mut plain = Vec::with_capacity(V2_HEADER_LEN);
-            (&mut inflater)
-                .take(V2_HEADER_LEN as u64)
-                .read_to_end(&mut plain)
-                .map_err(|e| invalid(&format!("cannot inflate: {e}")))?;
+            let mut inflater = Inflater::new(deflated);
+            let mut plain = Vec::with_capacity(512);
+            inflater
+                .fill(&mut plain, V2_HEADER_LEN)
+                .map_err(|e| invalid(&e))?;
             if cookie(&plain) != Some(V2_COOKIE & COOKIE_BASE_MASK) {
                 return Err(invalid("no V2 histogram inside the deflated data"));
             }
             let claimed = payload_bound(&plain).map_err(|e| invalid(&e))?;
-            (&mut inflater)
-                .take(claimed)
-                .read_to_end(&mut plain)
-                .map_err(|e| invalid(&format!("cannot inflate: {e}")))?;
+            // Never more than the header's bounds allow: a small input
+            // that inflates to gigabytes stops here.
+            inflater
+                .fill(&mut plain, V2_HEADER_LEN + claimed as usize)
+                .map_err(|e| invalid(&e))?;
             if ((plain.len() - V2_HEADER_LEN) as u64) < claimed {
                 return Err(invalid("the payload is shorter than its header says"));
             }
             // The stream must end here, where zlib checks its Adler-32: a
             // flipped byte of deflated data is caught, not decoded.
-            match inflater.read(&mut [0u8; 1]) {
-                Ok(0) => {}
-                Ok(_) => return Err(invalid("more data than its header says")),
-                Err(e) => return Err(invalid(&format!("cannot inflate: {e}"))),
+            if !inflater.ends_here().map_err(|e| invalid(&e))? {
+                return Err(invalid("more data than its header says"));
             }
             plain
         }
@@ -377,6 +521,39 @@ mod tests {
         bomb.extend_from_slice(&deflated);
         let err = decode(&STANDARD.encode(&bomb)).unwrap_err();
         assert!(err.contains("a payload of"), "{err}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The sparse encoder writes exactly what HdrHistogram's
+        /// serializer writes for the same histogram.
+        #[test]
+        fn sparse_encoding_is_hdrhistograms_byte_for_byte(
+            values in proptest::collection::vec((0u64..4_000_000_000_000, 1u64..1_000), 0..300),
+        ) {
+            use crate::record::histogram::{HIGHEST_NS, bucket_index};
+            let mut h = empty_hdr();
+            for &(v, c) in &values {
+                h.record_n(v.min(HIGHEST_NS), c).unwrap();
+            }
+            let pairs = h
+                .iter_recorded()
+                .map(|b| (bucket_index(b.value_iterated_to()), b.count_at_value()));
+            proptest::prop_assert_eq!(encode_buckets(pairs), encode(&h));
+        }
+    }
+
+    #[test]
+    fn sparse_encoding_writes_single_and_long_empty_runs_as_hdrhistogram_does() {
+        use crate::record::histogram::bucket_index;
+        for values in [&[][..], &[0], &[1], &[1, 3, 4, 100], &[2, 2, 5, 3_000_000]] {
+            let mut h = empty_hdr();
+            values.iter().for_each(|&v| h.record(v).unwrap());
+            let pairs = h
+                .iter_recorded()
+                .map(|b| (bucket_index(b.value_iterated_to()), b.count_at_value()));
+            assert_eq!(encode_buckets(pairs), encode(&h), "{values:?}");
+        }
     }
 
     #[test]

@@ -82,9 +82,9 @@ impl HistogramData {
     pub fn encoded(&self) -> std::borrow::Cow<'_, str> {
         match self {
             HistogramData::Encoded(text) => std::borrow::Cow::Borrowed(text),
-            HistogramData::Sparse(packed) => {
-                std::borrow::Cow::Owned(encoding::encode(&hdr_from_packed(packed)))
-            }
+            HistogramData::Sparse(packed) => std::borrow::Cow::Owned(encoding::encode_buckets(
+                crate::record::buckets::PackedPairs::new(packed),
+            )),
         }
     }
 
