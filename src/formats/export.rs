@@ -205,21 +205,46 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// Writes one CSV row per series per interval, with a column per label.
-pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
-    const COLUMNS: &str =
-        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns";
-    // One more column per label key any input carries (`--label`), after
-    // the fixed ones; a key that is also a fixed column's name gets `label_`.
+/// The label keys any input carries (`--label`), in order.
+pub fn label_keys(inputs: &[Loaded]) -> Vec<&str> {
     let keys: std::collections::BTreeSet<&str> = inputs
         .iter()
         .filter_map(|i| i.run.as_ref())
         .flat_map(|r| r.labels.keys().map(String::as_str))
         .collect();
+    keys.into_iter().collect()
+}
+
+/// The column name of each label key beside an exporter's `fixed`
+/// columns: the bare key, or `label_KEY` when a fixed column has that name
+/// (prefixed again in the unlikely case that is taken too). CSV and
+/// Parquet name label columns by this one rule.
+pub fn label_columns(keys: &[&str], fixed: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(keys.len());
+    for key in keys {
+        let mut name = key.to_string();
+        while fixed.contains(&name.as_str())
+            || names.contains(&name)
+            || (name != *key && keys.contains(&name.as_str()))
+        {
+            name.insert_str(0, "label_");
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// Writes one CSV row per series per interval, with a column per label.
+pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
+    const COLUMNS: &str =
+        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns";
+    // One more column per label key any input carries (`--label`), after
+    // the fixed ones.
+    let keys = label_keys(inputs);
+    let fixed: Vec<&str> = COLUMNS.split(',').collect();
     let mut out = String::from(COLUMNS);
-    for key in &keys {
-        let taken = COLUMNS.split(',').any(|c| c == *key);
-        let _ = write!(out, ",{}{key}", if taken { "label_" } else { "" });
+    for name in label_columns(&keys, &fixed) {
+        let _ = write!(out, ",{}", csv_field(&name));
     }
     out.push('\n');
     // The label cells of each series, in `gather`'s order.
@@ -329,4 +354,19 @@ pub fn to_hgrm(inputs: &[Loaded], unit: TimeUnit) -> Result<Vec<u8>> {
         );
     }
     Ok(out.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_columns_keep_clear_of_fixed_ones_and_each_other() {
+        let fixed = ["series", "count"];
+        assert_eq!(
+            label_columns(&["count", "host", "label_count"], &fixed),
+            ["label_label_count", "host", "label_count"]
+        );
+        assert_eq!(label_columns(&["zone"], &fixed), ["zone"]);
+    }
 }
