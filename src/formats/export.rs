@@ -21,7 +21,7 @@ use crate::analyze::summary::series_summaries;
 use crate::error::input_error;
 use crate::model::HostSnapshot;
 use crate::model::Loaded;
-use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool};
+use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool, Warning};
 use crate::record::rank::values_at_ranks_in;
 use crate::units::TimeUnit;
 
@@ -36,6 +36,9 @@ pub enum ExportFormat {
     Csv,
     /// HdrHistogram percentile distribution.
     Hgrm,
+    /// Two Parquet tables in the directory -o names: intervals.parquet (one
+    /// row per series per interval) and buckets.parquet (the histograms).
+    Parquet,
 }
 
 /// Refuses inputs that hold only percentiles a tool printed: they have no
@@ -55,6 +58,32 @@ pub fn require_distributions(inputs: &[Loaded]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// For an exporter that can leave a series out (Parquet): a warning for
+/// each series that holds only the percentiles its tool printed (fio json+'s
+/// slat and lat beside its clat histogram). An input with no distribution
+/// at all is refused, as [`require_distributions`] does.
+pub fn left_out(inputs: &[Loaded]) -> Result<Vec<Warning>> {
+    let only_printed = |s: &Series| s.reported.is_some() && s.intervals.is_empty();
+    let mut warnings = Vec::new();
+    for input in inputs {
+        if input.series.iter().all(only_printed) {
+            require_distributions(std::slice::from_ref(input))?;
+        }
+        warnings.extend(input.series.iter().filter(|s| only_printed(s)).map(|s| {
+            Warning {
+                message: format!(
+                    "{}: series '{}' holds only the percentiles its tool printed; it is left out",
+                    input.source, s.tag
+                ),
+                advice: "a histogram or a per-value log has the distribution (for fio: \
+                     write_lat_log, or json+ for clat)"
+                    .into(),
+            }
+        }));
+    }
+    Ok(warnings)
 }
 
 /// Series of several inputs, tags kept unless they collide, in which case
