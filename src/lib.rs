@@ -396,24 +396,49 @@ fn print_warnings(warnings: &[model::Warning]) {
 
 fn convert(args: ConvertArgs) -> Result<Outcome> {
     use formats::export::{self, ExportFormat};
-    let kind = match args.to {
-        ExportFormat::Json => output::OwnKind::RunFile,
-        ExportFormat::Hlog => output::OwnKind::Hlog,
-        ExportFormat::Csv | ExportFormat::Hgrm => output::OwnKind::Other,
+    type Exporter = fn(&[Loaded], &ConvertArgs) -> Result<Vec<u8>>;
+    let (kind, export): (output::OwnKind, Exporter) = match args.to {
+        ExportFormat::Json => (output::OwnKind::RunFile, |i, _| export::to_json(i)),
+        ExportFormat::Hlog => (output::OwnKind::Hlog, |i, _| Ok(export::to_hlog(i))),
+        ExportFormat::Csv => (output::OwnKind::Other, |i, _| export::to_csv(i)),
+        ExportFormat::Hgrm => (output::OwnKind::Other, |i, a| {
+            export::to_hgrm(i, a.hgrm_unit)
+        }),
+        ExportFormat::Parquet => return convert_parquet(args),
     };
     let checked = output::check_writable(&args.output, kind, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
     if args.to != ExportFormat::Json {
         export::require_distributions(&inputs)?;
     }
-    let bytes = match args.to {
-        ExportFormat::Hlog => export::to_hlog(&inputs),
-        ExportFormat::Json => export::to_json(&inputs)?,
-        ExportFormat::Csv => export::to_csv(&inputs)?,
-        ExportFormat::Hgrm => export::to_hgrm(&inputs, args.hgrm_unit)?,
-    };
+    let bytes = export(&inputs, &args)?;
     output::write_checked(&args.output, checked, &bytes)?;
     eprintln!("wrote {}", args.output.display());
+    Ok(Outcome::Done)
+}
+
+/// `convert --to parquet`: a directory of two tables.
+fn convert_parquet(args: ConvertArgs) -> Result<Outcome> {
+    use formats::parquet;
+    let checked = output::check_dir(
+        &args.output,
+        &parquet::FILES,
+        output::OwnKind::Parquet,
+        args.force,
+        "-o",
+    )?;
+    let inputs = load_all(&args.files, &args.input)?;
+    print_warnings(&formats::export::left_out(&inputs)?);
+    let tables = parquet::to_parquet(&inputs)?;
+    output::write_dir(&checked, &[&tables.intervals, &tables.buckets])?;
+    eprintln!(
+        "wrote {}: {} ({} rows) and {} ({} rows)",
+        args.output.display(),
+        parquet::FILES[0],
+        tables.interval_rows,
+        parquet::FILES[1],
+        tables.bucket_rows
+    );
     Ok(Outcome::Done)
 }
 

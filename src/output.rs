@@ -11,6 +11,11 @@
 //! rename replaces only what the check before the run allowed ([`Checked`]):
 //! a file that appeared at the path meanwhile is left alone
 //! (`RENAME_NOREPLACE`) and the result is saved beside it.
+//!
+//! A format written as several files (Parquet's two tables) goes into a
+//! directory of its own ([`check_dir`], [`write_dir`]): made when missing,
+//! never one that holds other files unless `--force`, each file written as
+//! above.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -24,6 +29,9 @@ use crate::formats::GZIP_MAGIC;
 use crate::formats::hlog::CAUDA_HLOG_MARK;
 use crate::input::kind_of;
 
+mod dir;
+pub use dir::{CheckedDir, check_dir, write_dir};
+
 /// What kind of file cauda may overwrite at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OwnKind {
@@ -31,6 +39,8 @@ pub enum OwnKind {
     RunFile,
     /// An interval log cauda wrote.
     Hlog,
+    /// A Parquet table cauda wrote (its footer's metadata names it).
+    Parquet,
     /// Anything else (CSV, .hgrm): an existing file is never assumed ours.
     Other,
 }
@@ -102,6 +112,7 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
             let ours = match kind {
                 OwnKind::RunFile => is_cauda_run_file(path),
                 OwnKind::Hlog => is_cauda_hlog(path),
+                OwnKind::Parquet => dir::is_cauda_parquet(path),
                 OwnKind::Other => false,
             };
             if !ours && !force {

@@ -166,14 +166,22 @@ pub fn typical(points: &[IntervalPoint]) -> Option<Typical> {
     })
 }
 
-/// Finds stalls in a run's intervals (needs at least 5 timed intervals).
-pub fn find_stalls(points: &[IntervalPoint]) -> Vec<Stall> {
+/// Which intervals are part of a stall [`find_stalls`] reports: one flag
+/// per point, in order.
+pub fn stalled(points: &[IntervalPoint]) -> Vec<bool> {
+    reasons(points).iter().map(|r| !r.is_empty()).collect()
+}
+
+/// Why each interval stands out (empty: it does not); all empty for fewer
+/// than 5 timed intervals.
+fn reasons(points: &[IntervalPoint]) -> Vec<Vec<StallReason>> {
+    let mut reasons: Vec<Vec<StallReason>> = vec![Vec::new(); points.len()];
     let timed = points.iter().filter(|p| p.length_s > 0.0).count();
     if timed < 5 {
-        return Vec::new();
+        return reasons;
     }
     let Some(typical) = typical(points) else {
-        return Vec::new();
+        return reasons;
     };
     let busy: Vec<usize> = (0..points.len()).filter(|&i| points[i].count > 0).collect();
     let high_p99 = outliers(
@@ -188,7 +196,6 @@ pub fn find_stalls(points: &[IntervalPoint]) -> Vec<Stall> {
             .map(|&i| points[i].max as f64)
             .collect::<Vec<_>>(),
     );
-    let mut reasons: Vec<Vec<StallReason>> = vec![Vec::new(); points.len()];
     for (k, &i) in busy.iter().enumerate() {
         if high_p99[k] {
             reasons[i].push(StallReason::HighP99);
@@ -208,7 +215,12 @@ pub fn find_stalls(points: &[IntervalPoint]) -> Vec<Stall> {
             }
         }
     }
+    reasons
+}
 
+/// Finds stalls in a run's intervals (needs at least 5 timed intervals).
+pub fn find_stalls(points: &[IntervalPoint]) -> Vec<Stall> {
+    let reasons = reasons(points);
     let mut stalls: Vec<Stall> = Vec::new();
     let mut sum = 0.0;
     for (i, p) in points.iter().enumerate() {
@@ -324,6 +336,9 @@ mod tests {
         );
         assert_eq!(stalls[1].start_s, 60.0);
         assert!(stalls[1].reasons.contains(&StallReason::CountCollapse));
+        // The flags mark exactly the intervals of the stalls reported.
+        let flagged: Vec<usize> = (0..points.len()).filter(|&i| stalled(&points)[i]).collect();
+        assert_eq!(flagged, [13, 14, 60]);
     }
 
     #[test]

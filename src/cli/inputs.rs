@@ -136,10 +136,12 @@ pub struct ConvertArgs {
     /// The output format.
     #[arg(long, value_enum)]
     pub to: crate::formats::export::ExportFormat,
-    /// The output file.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    /// The output file; for --to parquet, a directory (made if missing)
+    /// that gets intervals.parquet and buckets.parquet.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: PathBuf,
-    /// Overwrite an existing output file that cauda did not write.
+    /// Overwrite an existing output file that cauda did not write (with
+    /// --to parquet: also write into a directory holding other files).
     #[arg(long)]
     pub force: bool,
     /// Unit of the values in --to hgrm output.

@@ -85,10 +85,14 @@ pub enum Command {
     ///
     /// Example: cauda compare before.json after.json --fail-if-worse p99:10%,p99.9:20%
     Compare(CompareArgs),
-    /// Convert inputs to an HdrHistogram log, a cauda run file, CSV or a
-    /// percentile distribution (.hgrm).
+    /// Convert inputs to an HdrHistogram log, a cauda run file, CSV, a
+    /// percentile distribution (.hgrm), or Parquet tables for notebooks and
+    /// SQL (a directory: intervals.parquet and buckets.parquet, from which
+    /// any percentile of any grouping is exact).
     ///
     /// Example: cauda convert run.json --to hlog -o run.hlog
+    ///
+    /// Example: cauda convert runs/*.json --to parquet -o tables/
     Convert(ConvertArgs),
     /// Merge runs or logs exactly (threads, hosts, repetitions) into one run file.
     ///

@@ -21,7 +21,7 @@ use crate::analyze::summary::series_summaries;
 use crate::error::input_error;
 use crate::model::HostSnapshot;
 use crate::model::Loaded;
-use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool};
+use crate::model::{LoadMode, RUN_SCHEMA, RunFile, Series, Tool, Warning};
 use crate::record::rank::values_at_ranks_in;
 use crate::units::TimeUnit;
 
@@ -36,6 +36,9 @@ pub enum ExportFormat {
     Csv,
     /// HdrHistogram percentile distribution.
     Hgrm,
+    /// Two Parquet tables in the directory -o names: intervals.parquet (one
+    /// row per series per interval) and buckets.parquet (the histograms).
+    Parquet,
 }
 
 /// Refuses inputs that hold only percentiles a tool printed: they have no
@@ -55,6 +58,32 @@ pub fn require_distributions(inputs: &[Loaded]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// For an exporter that can leave a series out (Parquet): a warning for
+/// each series that holds only the percentiles its tool printed (fio json+'s
+/// slat and lat beside its clat histogram). An input with no distribution
+/// at all is refused, as [`require_distributions`] does.
+pub fn left_out(inputs: &[Loaded]) -> Result<Vec<Warning>> {
+    let only_printed = |s: &Series| s.reported.is_some() && s.intervals.is_empty();
+    let mut warnings = Vec::new();
+    for input in inputs {
+        if input.series.iter().all(only_printed) {
+            require_distributions(std::slice::from_ref(input))?;
+        }
+        warnings.extend(input.series.iter().filter(|s| only_printed(s)).map(|s| {
+            Warning {
+                message: format!(
+                    "{}: series '{}' holds only the percentiles its tool printed; it is left out",
+                    input.source, s.tag
+                ),
+                advice: "a histogram or a per-value log has the distribution (for fio: \
+                     write_lat_log, or json+ for clat)"
+                    .into(),
+            }
+        }));
+    }
+    Ok(warnings)
 }
 
 /// Series of several inputs, tags kept unless they collide, in which case
@@ -205,21 +234,46 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// Writes one CSV row per series per interval, with a column per label.
-pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
-    const COLUMNS: &str =
-        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns";
-    // One more column per label key any input carries (`--label`), after
-    // the fixed ones; a key that is also a fixed column's name gets `label_`.
+/// The label keys any input carries (`--label`), in order.
+pub fn label_keys(inputs: &[Loaded]) -> Vec<&str> {
     let keys: std::collections::BTreeSet<&str> = inputs
         .iter()
         .filter_map(|i| i.run.as_ref())
         .flat_map(|r| r.labels.keys().map(String::as_str))
         .collect();
+    keys.into_iter().collect()
+}
+
+/// The column name of each label key beside an exporter's `fixed`
+/// columns: the bare key, or `label_KEY` when a fixed column has that name
+/// (prefixed again in the unlikely case that is taken too). CSV and
+/// Parquet name label columns by this one rule.
+pub fn label_columns(keys: &[&str], fixed: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::with_capacity(keys.len());
+    for key in keys {
+        let mut name = key.to_string();
+        while fixed.contains(&name.as_str())
+            || names.contains(&name)
+            || (name != *key && keys.contains(&name.as_str()))
+        {
+            name.insert_str(0, "label_");
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// Writes one CSV row per series per interval, with a column per label.
+pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
+    const COLUMNS: &str =
+        "series,start_s,length_s,count,min_ns,p50_ns,p90_ns,p99_ns,p99.9_ns,max_ns,mean_ns";
+    // One more column per label key any input carries (`--label`), after
+    // the fixed ones.
+    let keys = label_keys(inputs);
+    let fixed: Vec<&str> = COLUMNS.split(',').collect();
     let mut out = String::from(COLUMNS);
-    for key in &keys {
-        let taken = COLUMNS.split(',').any(|c| c == *key);
-        let _ = write!(out, ",{}{key}", if taken { "label_" } else { "" });
+    for name in label_columns(&keys, &fixed) {
+        let _ = write!(out, ",{}", csv_field(&name));
     }
     out.push('\n');
     // The label cells of each series, in `gather`'s order.
@@ -329,4 +383,19 @@ pub fn to_hgrm(inputs: &[Loaded], unit: TimeUnit) -> Result<Vec<u8>> {
         );
     }
     Ok(out.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_columns_keep_clear_of_fixed_ones_and_each_other() {
+        let fixed = ["series", "count"];
+        assert_eq!(
+            label_columns(&["count", "host", "label_count"], &fixed),
+            ["label_label_count", "host", "label_count"]
+        );
+        assert_eq!(label_columns(&["zone"], &fixed), ["zone"]);
+    }
 }

@@ -1,0 +1,335 @@
+//! `cauda convert --to parquet`: the two tables, read back with pyarrow and
+//! with DuckDB (PyPI `pyarrow`, `duckdb`; `tests/parquet/read_tables.py`),
+//! give exactly — to the nanosecond — the percentiles `cauda analyze`
+//! prints: each series' whole-run p50, p99 and p99.9 recomputed from
+//! `buckets`, and each interval's p99 both from `buckets` and as `intervals`
+//! holds it. Row counts, label columns and the stall flags are checked too,
+//! and the output rules: a regular file, a directory holding other files
+//! and a corrupt input are refused (exit 2) and left as they were.
+//!
+//! `.ci/run` installs both readers and sets `CAUDA_REQUIRE_PARQUET=1`, so
+//! there a missing reader fails the test; elsewhere it is skipped with the
+//! reason.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use serde_json::Value;
+
+mod common;
+use common::{cauda, fixture, json_stdout};
+
+fn required() -> bool {
+    std::env::var("CAUDA_REQUIRE_PARQUET").is_ok_and(|v| v == "1")
+}
+
+/// Whether pyarrow and DuckDB are importable; if not, fails under
+/// `CAUDA_REQUIRE_PARQUET=1` and otherwise says why the test is skipped.
+fn have_readers() -> bool {
+    let found = StdCommand::new("python3")
+        .args(["-c", "import pyarrow, duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        let why = "python3 with pyarrow and duckdb (pip install pyarrow duckdb)";
+        assert!(!required(), "Parquet readers unavailable in CI: {why}");
+        eprintln!("skipped: {why}");
+    }
+    found
+}
+
+/// `cauda convert INPUTS --to parquet -o DIR`, which must succeed: its stderr.
+fn to_parquet(inputs: &[&Path], dir: &Path) -> String {
+    let out = cauda()
+        .arg("convert")
+        .args(inputs)
+        .args(["--to", "parquet", "-o"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// What the readers made of the tables in `dir` (see read_tables.py).
+fn read_tables(dir: &Path, histograms: Option<&Path>) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/parquet/read_tables.py");
+    let mut command = StdCommand::new("python3");
+    command.arg(script).arg(dir);
+    if let Some(path) = histograms {
+        command.arg("--histograms").arg(path);
+    }
+    json_stdout(command.output().unwrap())
+}
+
+/// Checks the tables read from `input`'s conversion against `cauda analyze`.
+fn agrees_with_analyze(input: &Path, read: &Value) {
+    let analysis = common::analyze_json(input, &["--percentiles", "50,99,99.9", "--timeline"]);
+    let series: Vec<&Value> = analysis["inputs"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["percentiles_only"] != true)
+        .collect();
+    let (pyarrow, duckdb) = (&read["pyarrow"], &read["duckdb"]);
+    for table in ["intervals", "buckets"] {
+        assert_eq!(
+            pyarrow[table], duckdb[table],
+            "{table}: both readers see the same"
+        );
+    }
+    let intervals: u64 = series
+        .iter()
+        .map(|s| s["intervals"].as_u64().unwrap())
+        .sum();
+    let values: u64 = series
+        .iter()
+        .map(|s| s["summary"]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        pyarrow["intervals"]["rows"], intervals,
+        "a row per interval"
+    );
+    assert_eq!(pyarrow["intervals"]["values"], values);
+    assert_eq!(
+        pyarrow["buckets"]["values"], values,
+        "every value in a bucket"
+    );
+    for s in &series {
+        let tag = s["tag"].as_str().unwrap();
+        for reader in [pyarrow, duckdb] {
+            for p in ["50", "99", "99.9"] {
+                assert_eq!(
+                    reader["whole"][tag][p], s["summary"]["percentiles"][p],
+                    "{tag} p{p} from buckets"
+                );
+            }
+        }
+        // Each interval: its p99 from buckets, as the table holds it and as
+        // analyze's timeline shows it; its stall flag as analyze's stalls.
+        let rows = pyarrow["table"][tag].as_array().unwrap();
+        let timeline = s["timeline"].as_array().unwrap();
+        let stalls = s["stalls"].as_array().unwrap();
+        assert_eq!(rows.len(), timeline.len(), "{tag}");
+        for (i, (row, point)) in rows.iter().zip(timeline).enumerate() {
+            assert_eq!(row["interval"], i as u64);
+            assert_eq!(row["count"], point["count"], "{tag} interval {i}");
+            let p99 = if row["count"] == 0 {
+                Value::Null
+            } else {
+                point["p99"].clone()
+            };
+            assert_eq!(
+                row["p99_ns"], p99,
+                "{tag} interval {i}: p99 as analyze's timeline"
+            );
+            for reader in [pyarrow, duckdb] {
+                assert_eq!(reader["interval_p99"][tag][i], p99, "{tag} interval {i}");
+            }
+            let start_s = row["start_ns"].as_u64().unwrap() as f64 / 1e9;
+            let stalled = stalls.iter().any(|st| {
+                st["start_s"].as_f64().unwrap() <= start_s
+                    && start_s < st["end_s"].as_f64().unwrap()
+            });
+            assert_eq!(row["stall"], stalled, "{tag} interval {i}: stall flag");
+        }
+    }
+    if !read["occupied"].is_null() {
+        assert_eq!(
+            pyarrow["buckets"]["rows"], read["occupied"],
+            "a row per occupied bucket"
+        );
+    }
+}
+
+#[test]
+fn a_timer_run_reads_back_exactly_in_pyarrow_and_duckdb() {
+    if !have_readers() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run_path = dir.path().join("timer.json");
+    // `count` is also a fixed column's name: its column is `label_count`.
+    let run = common::timer_run(
+        &run_path,
+        &[
+            "--runtime",
+            "3s",
+            "--interval-length",
+            "500ms",
+            "--label",
+            "host=a1",
+            "--label",
+            "count=7",
+        ],
+    );
+    let out = dir.path().join("tables");
+    let said = to_parquet(&[&run_path], &out);
+    assert!(said.contains("intervals.parquet"), "{said}");
+    let read = read_tables(&out, Some(&run_path));
+    agrees_with_analyze(&run_path, &read);
+    for table in ["intervals", "buckets"] {
+        let columns = &read["duckdb"][table]["columns"];
+        for label in ["host", "label_count"] {
+            assert!(
+                columns.as_array().unwrap().contains(&Value::from(label)),
+                "{table}: {columns}"
+            );
+        }
+    }
+    let start = run["start_unix_ns"].as_u64().unwrap();
+    for tag in common::series_tags(&run) {
+        for row in read["pyarrow"]["table"][tag].as_array().unwrap() {
+            assert_eq!(row["run"], run_path.to_str().unwrap());
+            assert_eq!(row["probe"], "timer");
+            assert_eq!(row["host"], "a1");
+            assert_eq!(row["label_count"], "7");
+            assert_eq!(
+                row["start_time"].as_u64().unwrap(),
+                start + row["start_ns"].as_u64().unwrap(),
+                "the interval's UTC start"
+            );
+        }
+    }
+}
+
+#[test]
+fn other_tools_files_read_back_exactly() {
+    if !have_readers() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A Java HdrHistogram log (every histogram in the log is a table row's).
+    let hlog = fixture("hdr/java.hlog");
+    let out = dir.path().join("hlog");
+    to_parquet(&[&hlog], &out);
+    let read = read_tables(&out, Some(&hlog));
+    agrees_with_analyze(&hlog, &read);
+    for row in read["pyarrow"]["table"]["read"].as_array().unwrap() {
+        assert!(
+            row["start_time"].is_null() && row["probe"].is_null(),
+            "{row}"
+        );
+    }
+    // fio json+: a histogram of clat only; slat and lat, printed as
+    // percentiles, are left out with a warning.
+    let fio = fixture("fio/randread.jsonplus");
+    let out = dir.path().join("fio");
+    let said = to_parquet(&[&fio], &out);
+    assert!(
+        said.contains("warning") && said.contains("read.slat"),
+        "{said}"
+    );
+    let read = read_tables(&out, None);
+    agrees_with_analyze(&fio, &read);
+    let tags: Vec<&String> = read["pyarrow"]["table"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(tags, ["read.clat"]);
+}
+
+/// What is at `path`, to check it was left alone.
+fn snapshot(path: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = match std::fs::read_dir(path) {
+        Ok(entries) => entries
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect(),
+        Err(_) => vec![(String::new(), std::fs::read(path).unwrap_or_default())],
+    };
+    files.sort();
+    files
+}
+
+#[test]
+fn what_is_not_caudas_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("hdr/java.hlog");
+    let convert = |out: &Path, force: bool| {
+        let mut command = cauda();
+        command
+            .arg("convert")
+            .arg(&input)
+            .args(["--to", "parquet", "-o"]);
+        command.arg(out);
+        if force {
+            command.arg("--force");
+        }
+        command.assert()
+    };
+    // A regular file, --force or not.
+    let file = dir.path().join("notes.parquet");
+    std::fs::write(&file, "precious").unwrap();
+    for force in [false, true] {
+        let out = convert(&file, force).code(2).get_output().stderr.clone();
+        assert!(String::from_utf8_lossy(&out).contains("is a file"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+    }
+    // A directory holding something else.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::write(shared.join("notes.txt"), "precious").unwrap();
+    let before = snapshot(&shared);
+    let out = convert(&shared, false).code(2).get_output().stderr.clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("notes.txt") && text.contains("--force"),
+        "{text}"
+    );
+    assert_eq!(snapshot(&shared), before);
+    // A Parquet file of someone else's under one of the two names.
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("buckets.parquet"), b"PAR1\0\0\0\0PAR1").unwrap();
+    convert(&theirs, false).code(2);
+    assert_eq!(
+        std::fs::read(theirs.join("buckets.parquet")).unwrap(),
+        b"PAR1\0\0\0\0PAR1"
+    );
+    // --force writes the two tables beside the other files.
+    convert(&shared, true).success();
+    let names: Vec<String> = snapshot(&shared).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["buckets.parquet", "intervals.parquet", "notes.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(shared.join("notes.txt")).unwrap(),
+        "precious"
+    );
+    // cauda's own tables are replaced without --force.
+    let ours = dir.path().join("ours");
+    convert(&ours, false).success();
+    convert(&ours, false).success();
+    // A corrupt input: refused before anything is made.
+    let run = dir.path().join("run.json");
+    common::timer_run(&run, &["--runtime", "1s"]);
+    let mut doc = common::read_json(&run);
+    let count = &mut doc["series"][0]["intervals"][0]["count"];
+    *count = Value::from(count.as_u64().unwrap() + 1);
+    let corrupt = dir.path().join("corrupt.json");
+    std::fs::write(&corrupt, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let fresh = dir.path().join("fresh");
+    let out = cauda()
+        .arg("convert")
+        .arg(&corrupt)
+        .args(["--to", "parquet", "-o"])
+        .arg(&fresh)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("corrupt.json") && text.contains("interval 0"),
+        "{text}"
+    );
+    assert!(!fresh.exists(), "nothing is made for a refused input");
+}
