@@ -26,7 +26,13 @@
 # is outside but its CI reaches into the band (this machine's run-to-run
 # noise is larger than the effect).
 #
-# usage: bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
+# COMPARE=metrics measures the metrics endpoint instead (issue 19: at most
+# 1 % of throughput and nothing in p99): "default" is then a run with
+# --metrics-listen and a scraper asking for the protobuf page every second
+# (curl; fifteen times as often as Prometheus's common 15 s),
+# "off" the same run without the endpoint; the observers stay on in both.
+#
+# usage: [COMPARE=observers|metrics] bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
@@ -37,8 +43,12 @@ cauda=${CAUDA:-target/release/cauda}
 cauda=$(realpath "$cauda")
 tmp=$(mktemp -d)
 serve_pid=
+compare=${COMPARE:-observers}
+metrics_port=7492
+scraper_pid=
 cleanup() {
     [[ -n $serve_pid ]] && kill "$serve_pid" 2>/dev/null
+    [[ -n $scraper_pid ]] && kill "$scraper_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -85,7 +95,11 @@ one() { # config mode round → one line of figures
     local name tag serve cpus args run
     IFS='|' read -r name tag serve cpus args <<<"$1"
     local mode=$2 round=$3 off=
-    [[ $mode == off ]] && off="--no-self-thread --no-host-counters"
+    if [[ $compare == metrics ]]; then
+        [[ $mode == default ]] && off="--metrics-listen 127.0.0.1:$metrics_port"
+    else
+        [[ $mode == off ]] && off="--no-self-thread --no-host-counters"
+    fi
     run="$tmp/${name//\//_}-$mode-$round.json"
     # shellcheck disable=SC2086
     taskset -c "$cpus" "$cauda" $args --runtime "$runtime" -q -o "$run" $off >/dev/null 2>&1
@@ -106,7 +120,18 @@ print(name, mode, rnd, "%.3f" % (p["50"] / 1e3), "%.3f" % (p["99"] / 1e3),
 ' "$name" "$tag" "$mode" "$round" "$serve" "$cpus" "$run"
 }
 
-echo "# cauda $("$cauda" --version | cut -d' ' -f2), $rounds rounds of $runtime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ $compare == metrics ]]; then
+    command -v curl >/dev/null || { echo "curl not found (apt-get install curl)" >&2; exit 2; }
+    # Every second, whether or not a run is listening (a refused connection
+    # costs the machine next to nothing, in both modes alike).
+    while :; do
+        curl -s -o /dev/null -m 2 -H 'Accept: application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited' \
+            "http://127.0.0.1:$metrics_port/metrics" || true
+        sleep 1
+    done &
+    scraper_pid=$!
+fi
+echo "# cauda $("$cauda" --version | cut -d' ' -f2), $rounds rounds of $runtime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); comparing: $compare (default = with it, off = without)"
 echo "# config mode round p50_us p99_us p99.9_us values/s placement observers wakeups/s"
 for c in "${configs[@]}"; do
     serve=$(cut -d'|' -f3 <<<"$c")

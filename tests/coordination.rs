@@ -115,6 +115,18 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
         .success();
     let text = std::fs::read_to_string(&hlog).unwrap();
     assert!(text.contains("#[cauda labels: host=a,zone=z1]\n"), "{text}");
+    // …the .hgrm (the labels both share), which cauda reads back…
+    let hgrm = dir.path().join("both.hgrm");
+    cauda()
+        .args(["convert", "--to", "hgrm", "-o"])
+        .arg(&hgrm)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&hgrm).unwrap();
+    assert!(text.starts_with("#[cauda labels: zone=z1]\n"), "{text}");
+    assert!(!common::summaries(&hgrm, &[]).is_empty());
     // …and into the CSV export: one column per key.
     let csv = dir.path().join("both.csv");
     cauda()

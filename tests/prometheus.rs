@@ -274,3 +274,41 @@ fn the_responder_serves_its_counters() {
     let summary = server.stop_and_summary();
     assert!(summary.contains("3 replies"), "{summary}");
 }
+
+/// The live view counts failed operations as they happen: what the last
+/// scrape said equals the run file's lost messages.
+#[test]
+fn faults_are_served_as_they_happen() {
+    let server = Responder::start(&["--udp", "--drop-every", "10"]);
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("net.json");
+    let mut child = cauda_process()
+        .args(["net", "--connect", &server.addr.to_string(), "--proto", "udp"])
+        .args(["--rate", "500/s", "--timeout", "20ms", "--runtime", "2s"])
+        .args(["--metrics-listen", &port.to_string(), "-q", "-o"])
+        .arg(&run)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // A scraper every 200 ms until the run ends; the run waits for the
+    // scrape of its last interval.
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let mut last = None;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(page) = sh("curl", &["-s", "-f", "-m", "2", &url]) {
+            last = Some(page);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let page = last.expect("scraped at least once");
+    let served: u64 = page
+        .lines()
+        .find(|l| l.starts_with("cauda_faults_total{"))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no cauda_faults_total in {page}"));
+    let lost = read_json(&run)["faults"]["lost"].as_u64().unwrap();
+    assert!(lost > 0, "the responder dropped every 10th request");
+    assert_eq!(served, lost, "{page}");
+}

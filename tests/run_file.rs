@@ -96,6 +96,26 @@ fn a_run_file_changed_after_writing_is_read_with_a_warning_and_a_reformatted_one
         .stderr(predicates::str::contains(
             "changed.json was changed after cauda wrote it",
         ));
+    // Edited in place with the seal kept (the fast byte check fails, the
+    // content decides): the same warning.
+    let raw = std::fs::read_to_string(&out).unwrap();
+    let at = raw.find("\"sum\":").unwrap() + "\"sum\":".len();
+    let digits = raw[at..].find(|c: char| !c.is_ascii_digit()).unwrap();
+    let sum: u64 = raw[at..at + digits].parse().unwrap();
+    let in_place = dir.path().join("in-place.json");
+    std::fs::write(
+        &in_place,
+        format!("{}{}{}", &raw[..at], sum + 1, &raw[at + digits..]),
+    )
+    .unwrap();
+    common::cauda()
+        .arg("analyze")
+        .arg(&in_place)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "in-place.json was changed after cauda wrote it",
+        ));
     // Converting seals it again: the copy is what cauda wrote.
     let copy = dir.path().join("copy.json");
     common::cauda()

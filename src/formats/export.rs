@@ -9,7 +9,8 @@
 //! - `csv`: one row per series per interval (start, length, count, min,
 //!   p50, p90, p99, p99.9, max, mean).
 //! - `hgrm`: HdrHistogram's percentile distribution of each merged series,
-//!   in the `outputPercentileDistribution` layout.
+//!   in the `outputPercentileDistribution` layout, after a `#[cauda labels:
+//!   …]` comment when the inputs share `--label`s.
 
 use std::fmt::Write;
 
@@ -325,7 +326,8 @@ pub fn to_csv(inputs: &[Loaded]) -> Result<Vec<u8>> {
 /// Writes the percentile distribution of each series, values in `unit`.
 pub fn to_hgrm(inputs: &[Loaded], unit: TimeUnit) -> Result<Vec<u8>> {
     let scale = unit.nanos() as f64;
-    let mut out = String::new();
+    // The labels the inputs share, as in an interval log (readers skip it).
+    let mut out = hlog::labels_comment(&common_labels(inputs));
     for s in gather(inputs) {
         let merged = s.merged().map_err(input_error)?;
         let hdr = merged.hdr();

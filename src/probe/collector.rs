@@ -78,6 +78,7 @@ pub fn start(
         interval_ns,
         progress: vec![0; threads],
         pending: BTreeMap::new(),
+        pending_faults: BTreeMap::new(),
         next_to_emit: 0,
         pool: Vec::new(),
         spares,
@@ -108,6 +109,8 @@ struct Collector {
     progress: Vec<u64>,
     /// Merged histograms of intervals not yet final.
     pending: BTreeMap<u64, Vec<LatencyHistogram>>,
+    /// Faults counted in intervals not yet final.
+    pending_faults: BTreeMap<u64, u64>,
     next_to_emit: u64,
     /// Reset histogram sets ready to hand back to recorders.
     pool: Vec<Vec<LatencyHistogram>>,
@@ -160,8 +163,12 @@ impl Collector {
             mut hists,
             next_index,
             end_ns,
+            faults,
         } = report;
         self.progress[thread] = next_index;
+        if faults > 0 {
+            *self.pending_faults.entry(index).or_default() += faults;
+        }
         if let Some(end) = end_ns {
             self.end_ns = self.end_ns.max(end);
         }
@@ -215,8 +222,9 @@ impl Collector {
             self.series[i].intervals.push(record);
         }
         self.flush_hlog();
+        let faults = self.pending_faults.remove(&index).unwrap_or(0);
         if let Some(live) = self.live.as_mut() {
-            live.publish();
+            live.publish(faults);
         }
         if let Some(mut set) = merged {
             set.iter_mut().for_each(LatencyHistogram::reset);

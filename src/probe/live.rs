@@ -9,6 +9,8 @@
 //!   completed interval's p50, p99, p99.9 and max, exact, for one host's
 //!   panel (percentiles of several hosts do not average: use the histogram);
 //! - `cauda_intervals_total`: intervals completed;
+//! - `cauda_faults_total`: operations that failed (lost messages, I/O
+//!   errors; by kind in the run file's `faults`);
 //! - `cauda_interval_length_seconds` and `cauda_run_start_time_seconds`
 //!   (Unix time), to line runs up.
 
@@ -41,6 +43,7 @@ pub struct LiveFeed {
     labels: Vec<(String, String)>,
     series: Vec<LiveSeries>,
     intervals: u64,
+    faults: u64,
     interval_ns: u64,
     start_unix_ns: u128,
     latest: Latest,
@@ -72,6 +75,7 @@ impl LiveFeed {
                 })
                 .collect(),
             intervals: 0,
+            faults: 0,
             interval_ns,
             start_unix_ns,
             latest,
@@ -105,9 +109,11 @@ impl LiveFeed {
         Ok(())
     }
 
-    /// Publishes the run so far, once every series' interval is in.
-    pub fn publish(&mut self) {
+    /// Publishes the run so far, once every series' interval is in, with
+    /// the interval's faults.
+    pub fn publish(&mut self, faults: u64) {
         self.intervals += 1;
+        self.faults += faults;
         self.latest
             .publish(Page::of(&self.families(), self.intervals));
     }
@@ -166,6 +172,12 @@ impl LiveFeed {
                 metrics: vec![run(Value::Counter(self.intervals as f64))],
             },
             Family {
+                name: "cauda_faults_total",
+                help: "Operations that failed since the run started (lost messages, I/O errors); \
+                       by kind in the run file's faults.",
+                metrics: vec![run(Value::Counter(self.faults as f64))],
+            },
+            Family {
                 name: "cauda_interval_length_seconds",
                 help: "The length of each interval (--interval-length).",
                 metrics: vec![run(Value::Gauge(self.interval_ns as f64 / 1e9))],
@@ -206,7 +218,7 @@ mod tests {
             }
             let record = IntervalRecord::from_histogram(i * 1_000_000_000, 1_000_000_000, &h);
             feed.interval(0, &record).unwrap();
-            feed.publish();
+            feed.publish(i);
         }
         assert_eq!(latest.generation(), 3);
         let families = feed.families();
@@ -228,6 +240,12 @@ mod tests {
             .unwrap();
         assert_eq!(max.value, Value::Gauge(0.00207));
         assert_eq!(families[2].metrics[0].value, Value::Counter(3.0));
+        assert_eq!(families[3].name, "cauda_faults_total");
+        assert_eq!(
+            families[3].metrics[0].value,
+            Value::Counter(3.0),
+            "0 + 1 + 2"
+        );
         let text = String::from_utf8(latest.get().text.clone()).unwrap();
         assert!(text.contains(
             "cauda_latency_seconds_count{host=\"a1\",probe=\"timer\",series=\"wakeup\"} 9"

@@ -30,6 +30,9 @@ pub struct IntervalReport {
     pub next_index: u64,
     /// Set on the thread's last report: when it stopped, in monotonic ns.
     pub end_ns: Option<u64>,
+    /// Operations that failed in the interval (counted by kind in the run
+    /// file; this total feeds the live view).
+    pub faults: u64,
 }
 
 /// A probe thread's recorder.
@@ -41,6 +44,7 @@ pub struct Recorder {
     index: u64,
     interval_end_ns: u64,
     hists: Vec<LatencyHistogram>,
+    faults: u64,
     to_collector: Sender<IntervalReport>,
     spares: Receiver<Vec<LatencyHistogram>>,
 }
@@ -63,6 +67,7 @@ impl Recorder {
             index: 0,
             interval_end_ns: run_start_ns + interval_ns,
             hists: (0..series).map(|_| LatencyHistogram::new()).collect(),
+            faults: 0,
             to_collector,
             spares,
         }
@@ -87,6 +92,16 @@ impl Recorder {
         self.hists[series].record_n(value, n);
     }
 
+    /// Counts an operation that failed at `now_ns` (a lost message, an I/O
+    /// error), in the interval containing it.
+    #[inline]
+    pub fn fault(&mut self, now_ns: u64) {
+        if now_ns >= self.interval_end_ns {
+            self.rotate(now_ns);
+        }
+        self.faults += 1;
+    }
+
     /// The interval a monotonic time falls in.
     fn interval_of(&self, now_ns: u64) -> u64 {
         now_ns.saturating_sub(self.run_start_ns) / self.interval_ns
@@ -108,6 +123,7 @@ impl Recorder {
             hists: full,
             next_index,
             end_ns: None,
+            faults: std::mem::take(&mut self.faults),
         });
         self.index = next_index;
         self.interval_end_ns = self.run_start_ns + (next_index + 1) * self.interval_ns;
@@ -119,6 +135,7 @@ impl Recorder {
             thread,
             index,
             hists,
+            faults,
             to_collector,
             ..
         } = self;
@@ -128,6 +145,7 @@ impl Recorder {
             hists,
             next_index: u64::MAX,
             end_ns: Some(now_ns),
+            faults,
         });
     }
 }
@@ -137,12 +155,20 @@ impl Recorder {
 pub trait Sink {
     /// Records `value` in `series`, completed at `now_ns`.
     fn record(&mut self, now_ns: u64, series: SeriesId, value: u64);
+
+    /// Counts an operation that failed at `now_ns`.
+    fn fault(&mut self, _now_ns: u64) {}
 }
 
 impl Sink for Recorder {
     #[inline]
     fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
         Recorder::record(self, now_ns, series, value);
+    }
+
+    #[inline]
+    fn fault(&mut self, now_ns: u64) {
+        Recorder::fault(self, now_ns);
     }
 }
 

@@ -177,6 +177,9 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             Dir::Fsync => 0,
             _ => self.workload.block(),
         };
+        if c.result < 0 || c.result as u64 != expected {
+            self.sink.fault(now);
+        }
         if c.result < 0 {
             let errno = -c.result;
             *self
@@ -207,6 +210,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             expect.resize(self.workload.block() as usize, 0);
             fill_pattern(expect, seed, slot.offset);
             if self.engine.buffer_mut(c.slot) != expect.as_slice() {
+                self.sink.fault(now);
                 *self
                     .stats
                     .faults

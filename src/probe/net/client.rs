@@ -274,6 +274,7 @@ pub fn ping<C: Clock, S: Sink>(
                 Received::Timeout => {
                     talk.counts.lost += 1;
                     let done = clock.now();
+                    sink.fault(done);
                     if schedule.is_some() {
                         // Slow, not absent: recorded at the latency it had
                         // when given up.
