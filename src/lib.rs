@@ -458,6 +458,9 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
         run.series.len(),
         args.output.display()
     );
+    // Freeing some 100,000 histograms takes a tenth of the merge; the
+    // process ends next, so it is not waited for.
+    std::thread::spawn(move || drop((inputs, run)));
     Ok(Outcome::Done)
 }
 

@@ -284,7 +284,13 @@ fn faults_are_served_as_they_happen() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("net.json");
     let mut child = cauda_process()
-        .args(["net", "--connect", &server.addr.to_string(), "--proto", "udp"])
+        .args([
+            "net",
+            "--connect",
+            &server.addr.to_string(),
+            "--proto",
+            "udp",
+        ])
         .args(["--rate", "500/s", "--timeout", "20ms", "--runtime", "2s"])
         .args(["--metrics-listen", &port.to_string(), "-q", "-o"])
         .arg(&run)
