@@ -11,6 +11,7 @@ mod legacy_encoding;
 pub mod run;
 pub mod series;
 pub mod summary;
+mod zlib;
 
 pub use host::{ClockSync, HostCounters, HostInterval, HostSnapshot};
 pub use input::{Format, Loaded};
