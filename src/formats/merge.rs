@@ -311,12 +311,11 @@ fn merge_slots(
             if interval.count == 0 {
                 continue;
             }
-            let entries = interval
-                .entries()
+            let pairs = interval
+                .bucket_indexes()
                 .map_err(|e| input_error(format!("{source}: series '{tag}', interval {i}: {e}")))?;
             stats.merge(&interval.stats());
-            for &(value, count) in entries.iter().filter(|(_, count)| *count > 0) {
-                let at = bucket_index(value);
+            for (at, count) in pairs.into_iter().filter(|&(_, count)| count > 0) {
                 if counts[at] == 0 {
                     touched.push(at);
                 }

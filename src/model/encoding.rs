@@ -142,10 +142,32 @@ pub enum Buckets {
 /// counts without building a 33,792-bucket histogram; any other shape
 /// decoded in full. The text is inflated once either way.
 pub fn buckets(text: &str) -> Result<Buckets, String> {
+    use crate::record::histogram::bucket_top;
     let (plain, version) = plain_encoding(text)?;
     Ok(match own_shape_counts(&plain)? {
-        Some(entries) => Buckets::Sparse(entries),
+        Some(pairs) => {
+            Buckets::Sparse(pairs.into_iter().map(|(i, c)| (bucket_top(i), c)).collect())
+        }
         None => Buckets::Full(deserialize(&plain, version)?),
+    })
+}
+
+/// The occupied buckets of an encoded histogram as increasing (cauda
+/// counts index, count) pairs, what a merge adds up, and whether it was of
+/// cauda's own shape: another shape is decoded in full and each of its
+/// values put in cauda's bucket.
+pub fn bucket_indexes(text: &str) -> Result<(Vec<(usize, u64)>, bool), String> {
+    use crate::record::histogram::bucket_index;
+    let (plain, version) = plain_encoding(text)?;
+    Ok(match own_shape_counts(&plain)? {
+        Some(pairs) => (pairs, true),
+        None => (
+            deserialize(&plain, version)?
+                .iter_recorded()
+                .map(|b| (bucket_index(b.value_iterated_to()), b.count_at_value()))
+                .collect(),
+            false,
+        ),
     })
 }
 
@@ -174,8 +196,8 @@ fn deserialize(plain: &[u8], version: Version) -> Result<Histogram<u64>, String>
 /// numbers (at most 9 bytes, the 9th taken whole): a positive number is
 /// the count at the next index, a negative one skips that many empty
 /// indexes (HdrHistogram's `fillCountsArrayFromSourceBuffer`).
-fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(u64, u64)>>, String> {
-    use crate::record::histogram::{HIGHEST_NS, bucket_index, bucket_top};
+fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(usize, u64)>>, String> {
+    use crate::record::histogram::{HIGHEST_NS, bucket_index};
     if plain.len() < V2_HEADER_LEN {
         return Err("histogram is not a valid HdrHistogram V2 encoding (header cut short)".into());
     }
@@ -225,7 +247,7 @@ fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(u64, u64)>>, String> {
             return Ok(None);
         }
         if number > 0 {
-            entries.push((bucket_top(index), number as u64));
+            entries.push((index, number as u64));
         }
         index += 1;
     }

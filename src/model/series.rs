@@ -282,6 +282,29 @@ impl IntervalRecord {
         Ok(std::borrow::Cow::Owned(entries))
     }
 
+    /// The histogram's (cauda counts index, count) pairs in increasing
+    /// index, checked against the stored statistics: what a merge adds up
+    /// (another shape's values each in cauda's bucket; its min and max are
+    /// then checked against the count only).
+    pub fn bucket_indexes(&self) -> Result<Vec<(usize, u64)>, String> {
+        use crate::record::histogram::bucket_top;
+        let (pairs, own_shape) = match &self.histogram {
+            HistogramData::Sparse(packed) => (
+                crate::record::buckets::PackedPairs::new(packed).collect(),
+                true,
+            ),
+            HistogramData::Encoded(text) => encoding::bucket_indexes(text)?,
+        };
+        let pairs: Vec<(usize, u64)> = pairs;
+        let total = pairs.iter().fold(0u64, |sum, p| sum.saturating_add(p.1));
+        let ends = [pairs.first(), pairs.last()].into_iter().flatten();
+        let occupied = own_shape
+            .then(|| Occupied::of_buckets(ends.map(|p| bucket_top(p.0))))
+            .flatten();
+        self.check(total, occupied)?;
+        Ok(pairs)
+    }
+
     /// Adds the interval's buckets to `total` — without decoding a histogram
     /// when it is held sparse — and yields its (bucket value, count) pairs
     /// to `visit`; checked against the stored statistics.
