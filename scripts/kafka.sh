@@ -70,6 +70,9 @@ read -r -a TOOL_OPTS <<<"${CAUDA_KAFKA_TOOL_OPTS:--Xmx256m -XX:+UseG1GC -XX:MaxG
 # kafka-run-class.sh's JVM flags for the broker.
 JVM_OPTS=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true)
+# env --default-signal (coreutils >= 8.31) where it exists.
+DEFAULT_SIGINT=()
+env --default-signal=INT true 2>/dev/null && DEFAULT_SIGINT=(env --default-signal=INT)
 # The script's own short-lived admin calls: start fast, no JIT warm-up.
 QUICK_OPTS=(-Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
 
@@ -317,7 +320,7 @@ parse_dir_flags() { # sets DIR, BROKERS, PORT_BASE, CLEAN from "$@"
     while (($#)); do
         case $1 in
         --dir)
-            (($# >= 2)) || usage "--dir needs a directory"
+            [[ -n ${2-} && $2 != -* ]] || usage "--dir needs a directory"
             DIR=$2
             shift
             ;;
@@ -408,8 +411,10 @@ start() {
     for ((i = 1; i <= BROKERS; i++)); do
         echo "---- started by scripts/kafka.sh at $(date -Is)" >>"$DIR/node$i/server.log"
         offsets[i]=$(stat -c %s "$DIR/node$i/server.log")
-        # nohup: the broker outlives the shell that started it.
-        nohup java "${HEAP[@]}" "${JVM_OPTS[@]}" \
+        # nohup: the broker outlives the shell that started it. A background
+        # job of a script ignores SIGINT, and so would the JVM: env gives it
+        # back, so Ctrl-C on what started it (a test run) stops the broker.
+        nohup "${DEFAULT_SIGINT[@]}" java "${HEAP[@]}" "${JVM_OPTS[@]}" \
             -Dlog4j2.configurationFile="$CACHE/log4j2-broker.properties" \
             -cp "$LIB/*" kafka.Kafka "$DIR/node$i/server.properties" \
             </dev/null >>"$DIR/node$i/server.log" 2>&1 &
@@ -486,7 +491,7 @@ topic() {
     esac
     while (($#)); do
         if [[ $1 == --dir ]]; then
-            (($# >= 2)) || usage "--dir needs a directory"
+            [[ -n ${2-} && $2 != -* ]] || usage "--dir needs a directory"
             DIR=$2
             shift 2
         else
