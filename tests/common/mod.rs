@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod inotify;
+pub mod kafka;
 pub mod loopdev;
 pub mod tuning;
 
