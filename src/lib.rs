@@ -274,7 +274,7 @@ fn disk(args: cli::DiskArgs) -> Result<Outcome> {
 
 /// Prints a finished run's warnings, its table and where it was saved.
 fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome> {
-    let probe::session::Finished { run, path } = finished;
+    let probe::session::Finished { mut run, path } = finished;
     print_warnings(&run.warnings);
     let interrupted = run.interrupted;
     let source = path.display().to_string();
@@ -282,7 +282,7 @@ fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome
         let loaded = Loaded {
             source: source.clone(),
             format: Format::CaudaRun,
-            series: run.series.clone(),
+            series: std::mem::take(&mut run.series),
             run: Some(run),
             warnings: Vec::new(),
         };

@@ -143,7 +143,9 @@ pub fn to_run(inputs: &[Loaded]) -> Result<RunFile> {
     if let [single] = inputs
         && let Some(run) = &single.run
     {
-        return Ok(run.clone());
+        let mut whole = run.clone();
+        whole.series = single.series.clone();
+        return Ok(whole);
     }
     run_around(inputs, gather(inputs))
 }
@@ -152,6 +154,15 @@ pub fn to_run(inputs: &[Loaded]) -> Result<RunFile> {
 /// `import`, their sources in the parameters, the first known start and host).
 pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
     let summary = series_summaries(&series).map_err(input_error)?;
+    Ok(run_with_summary(inputs, series, summary))
+}
+
+/// [`run_around`] with the series' summaries already made.
+pub fn run_with_summary(
+    inputs: &[Loaded],
+    series: Vec<Series>,
+    summary: Vec<crate::model::SeriesSummary>,
+) -> RunFile {
     let end = series
         .iter()
         .flat_map(|s| s.intervals.iter().map(|i| i.start_ns + i.length_ns))
@@ -162,7 +173,7 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
         .iter()
         .map(|i| serde_json::json!({"source": i.source, "format": i.format}))
         .collect();
-    Ok(RunFile {
+    RunFile {
         schema: RUN_SCHEMA.into(),
         tool: Tool::this(),
         probe: "import".into(),
@@ -201,7 +212,7 @@ pub fn run_around(inputs: &[Loaded], series: Vec<Series>) -> Result<RunFile> {
         disk: None,
         observers: Vec::new(),
         integrity: None,
-    })
+    }
 }
 
 /// The labels every input carries with the same value (an input without a

@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
-use super::export::run_around;
+use super::export::run_with_summary;
+use crate::analyze::summary::series_summaries;
 use crate::error::input_error;
 use crate::model::Loaded;
 use crate::model::series::HistogramData;
@@ -71,7 +72,22 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
     for (tag, members) in groups {
         merged_series.push(merge_group(&tag, &members, &grid)?);
     }
-    let mut run = run_around(inputs, merged_series)?;
+    // The summaries are made while the CPUs encode the histograms.
+    let (summary, encoded) = std::thread::scope(|scope| {
+        let encoding = scope.spawn(|| encodings(&merged_series));
+        let summary = series_summaries(&merged_series);
+        (summary, encoding.join())
+    });
+    let summary = summary.map_err(input_error)?;
+    let encoded = encoded.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    for (series, texts) in merged_series.iter_mut().zip(encoded) {
+        for (interval, text) in series.intervals.iter_mut().zip(texts) {
+            if let Some(text) = text {
+                interval.histogram = HistogramData::Encoded(text);
+            }
+        }
+    }
+    let mut run = run_with_summary(inputs, merged_series, summary);
     run.probe = "merge".into();
     run.parameters = serde_json::json!({
         "inputs": inputs.iter().map(|i| serde_json::json!({
@@ -87,7 +103,6 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
         run.start_time = earliest.start_time.clone();
     }
     run.warnings = grid.warnings(inputs, run.interval_ns);
-    encode_all(&mut run.series);
     Ok(run)
 }
 
@@ -270,20 +285,19 @@ fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Se
     Ok(out)
 }
 
-/// Encodes every histogram held sparse, the CPUs sharing the work: the
-/// run file's writer would otherwise encode them one by one.
-fn encode_all(series: &mut [Series]) {
-    for s in series {
-        let encoded = crate::sys::map_parallel(&s.intervals, |i| match &i.histogram {
-            HistogramData::Sparse(_) => Some(i.histogram.encoded().into_owned()),
-            HistogramData::Encoded(_) => None,
-        });
-        for (interval, text) in s.intervals.iter_mut().zip(encoded) {
-            if let Some(text) = text {
-                interval.histogram = HistogramData::Encoded(text);
-            }
-        }
-    }
+/// The encoding of every histogram held sparse (`None` for one already
+/// encoded), the CPUs sharing the work: the run file's writer would
+/// otherwise encode them one by one.
+fn encodings(series: &[Series]) -> Vec<Vec<Option<String>>> {
+    series
+        .iter()
+        .map(|s| {
+            crate::sys::map_parallel(&s.intervals, |i| match &i.histogram {
+                HistogramData::Sparse(_) => Some(i.histogram.encoded().into_owned()),
+                HistogramData::Encoded(_) => None,
+            })
+        })
+        .collect()
 }
 
 /// A merged interval's start and its members' intervals (member, index).
@@ -377,7 +391,11 @@ mod tests {
     /// `input` as a run file that started at `start_unix_ns` on `host`.
     fn run_input(name: &str, values: &[&[u64]], start_unix_ns: u128, host: &str) -> Loaded {
         let mut loaded = input(name, values, 1_000_000_000);
-        let mut run = run_around(std::slice::from_ref(&loaded), loaded.series.clone()).unwrap();
+        let mut run = crate::formats::export::run_around(
+            std::slice::from_ref(&loaded),
+            loaded.series.clone(),
+        )
+        .unwrap();
         run.start_unix_ns = start_unix_ns;
         run.host.hostname = Some(host.into());
         run.labels.insert("host".into(), host.into());

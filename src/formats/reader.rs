@@ -27,6 +27,9 @@ pub struct Input {
     gzip: bool,
     /// The longest line allowed, if this is a line format.
     line_limit: Option<u64>,
+    /// How many bytes the input likely holds (a file's size), to read a
+    /// document whole without growing the buffer as it comes.
+    size_hint: u64,
     /// The offset of `buf[0]` in the input, and of the start of the line
     /// `buf[0]` belongs to (found once per buffer, so the common case costs
     /// nothing per line).
@@ -45,9 +48,18 @@ impl Input {
             source: source.to_string(),
             gzip,
             line_limit: None,
+            size_hint: 0,
             base: 0,
             line_start: 0,
         }
+    }
+
+    /// Sets the likely size of the input (a plain file's length).
+    pub fn with_size_hint(mut self, bytes: u64) -> Input {
+        if !self.gzip {
+            self.size_hint = bytes;
+        }
+        self
     }
 
     /// Refuses lines longer than [`MAX_LINE`] from here on.
@@ -58,7 +70,7 @@ impl Input {
 
     /// The whole input as text, if it is at most [`MAX_DOCUMENT`].
     pub fn into_text(mut self) -> std::io::Result<String> {
-        let mut text = String::new();
+        let mut text = String::with_capacity(self.size_hint.min(MAX_DOCUMENT) as usize + 1);
         (&mut self)
             .take(MAX_DOCUMENT + 1)
             .read_to_string(&mut text)?;

@@ -43,7 +43,8 @@ pub struct Loaded {
     pub format: Format,
     /// The series.
     pub series: Vec<Series>,
-    /// The whole run, when the input was a run file.
+    /// The rest of the run, when the input was a run file: everything but
+    /// its series, which are in `series`.
     pub run: Option<RunFile>,
     /// What the importer passed over and why (a torn last line), to be
     /// shown beside whatever is made of the input.
