@@ -38,6 +38,17 @@ fn timer_at(out: &Path, start_at: &str, labels: &[&str]) -> std::process::Child 
 }
 
 /// `cauda merge -o OUT A B`, to be run and checked by the caller.
+/// `cauda convert INPUTS --to TO -o OUT`, which must succeed: what it wrote.
+fn converted(to: &str, out: &Path, inputs: &[&Path]) -> String {
+    cauda()
+        .args(["convert", "--to", to, "-o"])
+        .arg(out)
+        .args(inputs)
+        .assert()
+        .success();
+    std::fs::read_to_string(out).unwrap()
+}
+
 fn merge(out: &Path, a: &Path, b: &Path) -> assert_cmd::Command {
     let mut cmd = cauda();
     cmd.args(["merge", "-o"]).arg(out).arg(a).arg(b);
@@ -107,36 +118,16 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
     assert_eq!(run["labels"], serde_json::json!({"zone": "z1"}));
     // …into the .hlog (a comment HdrHistogram readers skip)…
     let hlog = dir.path().join("a.hlog");
-    cauda()
-        .args(["convert", "--to", "hlog", "-o"])
-        .arg(&hlog)
-        .arg(&a)
-        .assert()
-        .success();
-    let text = std::fs::read_to_string(&hlog).unwrap();
+    let text = converted("hlog", &hlog, &[&a]);
     assert!(text.contains("#[cauda labels: host=a,zone=z1]\n"), "{text}");
     // …the .hgrm (the labels both share), which cauda reads back…
     let hgrm = dir.path().join("both.hgrm");
-    cauda()
-        .args(["convert", "--to", "hgrm", "-o"])
-        .arg(&hgrm)
-        .arg(&a)
-        .arg(&b)
-        .assert()
-        .success();
-    let text = std::fs::read_to_string(&hgrm).unwrap();
+    let text = converted("hgrm", &hgrm, &[&a, &b]);
     assert!(text.starts_with("#[cauda labels: zone=z1]\n"), "{text}");
     assert!(!common::summaries(&hgrm, &[]).is_empty());
     // …and into the CSV export: one column per key.
     let csv = dir.path().join("both.csv");
-    cauda()
-        .args(["convert", "--to", "csv", "-o"])
-        .arg(&csv)
-        .arg(&a)
-        .arg(&b)
-        .assert()
-        .success();
-    let text = std::fs::read_to_string(&csv).unwrap();
+    let text = converted("csv", &csv, &[&a, &b]);
     let mut lines = text.lines();
     assert!(
         lines.next().unwrap().ends_with(",mean_ns,host,zone"),

@@ -3,7 +3,7 @@
 //! cauda: exact order statistics, or the writing tool's own numbers.
 
 mod common;
-use common::{analyze_json, cauda, fixture, series};
+use common::{analyze_json, cauda, fixture, series, succeeded};
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -449,16 +449,13 @@ fn a_torn_last_line_of_an_hlog_keeps_every_complete_interval() {
     let whole = std::fs::read(&hlog).unwrap();
     let complete = analyze_json(&hlog, &["--timeline"]);
     std::fs::write(&hlog, &whole[..whole.len() - 10]).unwrap();
-    let out = cauda()
-        .arg("analyze")
-        .arg(&hlog)
-        .args(["--json", "--timeline"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        cauda()
+            .arg("analyze")
+            .arg(&hlog)
+            .args(["--json", "--timeline"])
+            .output()
+            .unwrap(),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cut short and was left out"), "{stderr}");

@@ -17,7 +17,7 @@ use std::process::Command as StdCommand;
 use serde_json::Value;
 
 mod common;
-use common::{cauda, fixture, json_stdout};
+use common::{cauda, fixture, json_stdout, succeeded};
 
 fn required() -> bool {
     std::env::var("CAUDA_REQUIRE_PARQUET").is_ok_and(|v| v == "1")
@@ -40,17 +40,14 @@ fn have_readers() -> bool {
 
 /// `cauda convert INPUTS --to parquet -o DIR`, which must succeed: its stderr.
 fn to_parquet(inputs: &[&Path], dir: &Path) -> String {
-    let out = cauda()
-        .arg("convert")
-        .args(inputs)
-        .args(["--to", "parquet", "-o"])
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        cauda()
+            .arg("convert")
+            .args(inputs)
+            .args(["--to", "parquet", "-o"])
+            .arg(dir)
+            .output()
+            .unwrap(),
     );
     String::from_utf8(out.stderr).unwrap()
 }

@@ -132,16 +132,13 @@ fn prometheus_scrapes_native_histograms_that_agree_with_analyze() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("hiccup.json");
     // A run that ends by itself waits for the scrape of its last interval.
-    let out = cauda()
-        .args(["hiccup", "--runtime", "6s", "--label", "host=h1"])
-        .args(["--metrics-listen", &port.to_string(), "-o"])
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeeded(
+        cauda()
+            .args(["hiccup", "--runtime", "6s", "--label", "host=h1"])
+            .args(["--metrics-listen", &port.to_string(), "-o"])
+            .arg(&run)
+            .output()
+            .unwrap(),
     );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(&format!("127.0.0.1:{port}/metrics")),

@@ -53,7 +53,7 @@ use crate::analyze::stalls::{IntervalPoint, stalled};
 use crate::error::input_error;
 use crate::model::{Loaded, Series};
 use crate::record::ExactStats;
-use crate::record::histogram::{HIGHEST_NS, bucket_index, bucket_top};
+use crate::record::histogram::{bucket_top, own_buckets};
 use crate::record::rank::values_at_ranks_in;
 
 /// The files `-o DIR` gets.
@@ -274,7 +274,6 @@ fn add_series(
         .collect::<Result<_, _>>()?;
     let tag: ByteArray = series.tag.as_str().into();
     let mut points = Vec::with_capacity(series.intervals.len());
-    let mut shaped: Vec<(u64, u64)> = Vec::new();
     for (i, interval) in series.intervals.iter().enumerate() {
         let at = |e: String| format!("interval {i}: {e}");
         let stats = interval.stats();
@@ -311,18 +310,11 @@ fn add_series(
             column.push(filled(value), 1);
         }
         // The buckets in cauda's shape (several of another shape may share one).
-        shaped.clear();
-        for &(value, n) in entries.iter() {
-            let value = bucket_top(bucket_index(value.min(HIGHEST_NS)));
-            match shaped.last_mut() {
-                Some((last, sum)) if *last == value => *sum += n,
-                _ => shaped.push((value, n)),
-            }
-        }
+        let shaped = own_buckets(entries.iter().copied());
         bk.keys.push(source, &tag, key, shaped.len());
         bk.value
             .values
-            .extend(shaped.iter().map(|&(v, _)| v as i64));
+            .extend(shaped.iter().map(|&(i, _)| bucket_top(i) as i64));
         bk.count
             .values
             .extend(shaped.iter().map(|&(_, n)| n as i64));

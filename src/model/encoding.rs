@@ -36,33 +36,19 @@ pub fn encode(hist: &Histogram<u64>) -> String {
 /// that histogram, and deflated by one compressor per thread.
 pub fn encode_buckets(pairs: impl IntoIterator<Item = (usize, u64)>) -> String {
     use crate::record::histogram::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS};
-    let mut plain = Vec::with_capacity(256);
-    plain.extend_from_slice(&V2_COOKIE.to_be_bytes());
-    plain.extend_from_slice(&0u32.to_be_bytes()); // payload length, below
-    plain.extend_from_slice(&0u32.to_be_bytes()); // normalizing offset
-    plain.extend_from_slice(&u32::from(SIGNIFICANT_DIGITS).to_be_bytes());
-    plain.extend_from_slice(&LOWEST_NS.to_be_bytes());
-    plain.extend_from_slice(&HIGHEST_NS.to_be_bytes());
-    plain.extend_from_slice(&1.0f64.to_be_bytes());
-    // Counts from index 0 to the last occupied one, ZigZag LEB128 (9
-    // bytes at most): a run of more than one empty index as its negated
-    // length, a single empty one as 0, as HdrHistogram writes them.
+    // Counts from index 0 to the last occupied one.
+    let mut payload = Vec::with_capacity(256);
     let mut next = 0usize;
     for (index, count) in pairs.into_iter().filter(|&(_, c)| c > 0) {
-        match index - next {
-            0 => {}
-            1 => push_varint9(&mut plain, 0),
-            gap => push_varint9(&mut plain, zigzag(-(gap as i64))),
-        }
-        push_varint9(&mut plain, zigzag(count.min(i64::MAX as u64) as i64));
+        put_zeros(&mut payload, (index - next) as u64);
+        put_zigzag(&mut payload, count.min(i64::MAX as u64) as i64);
         next = index + 1;
     }
     if next == 0 {
         // An empty histogram holds the one count at index 0.
-        push_varint9(&mut plain, 0);
+        put_zigzag(&mut payload, 0);
     }
-    let payload = (plain.len() - V2_HEADER_LEN) as u32;
-    plain[4..8].copy_from_slice(&payload.to_be_bytes());
+    let plain = plain_v2_of(SIGNIFICANT_DIGITS.into(), LOWEST_NS, HIGHEST_NS, &payload);
     let mut out = Vec::with_capacity(plain.len() / 2 + 64);
     out.extend_from_slice(&V2_DEFLATE_COOKIE.to_be_bytes());
     out.extend_from_slice(&0u32.to_be_bytes()); // deflated length, below
@@ -72,12 +58,34 @@ pub fn encode_buckets(pairs: impl IntoIterator<Item = (usize, u64)>) -> String {
     STANDARD.encode(out)
 }
 
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
+/// A plain V2 histogram: the header of these bounds, then `payload`.
+pub(super) fn plain_v2_of(digits: u32, lowest: u64, highest: u64, payload: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::with_capacity(V2_HEADER_LEN + payload.len());
+    plain.extend_from_slice(&V2_COOKIE.to_be_bytes());
+    plain.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    plain.extend_from_slice(&0u32.to_be_bytes()); // normalizing offset
+    plain.extend_from_slice(&digits.to_be_bytes());
+    plain.extend_from_slice(&lowest.to_be_bytes());
+    plain.extend_from_slice(&highest.to_be_bytes());
+    plain.extend_from_slice(&1.0f64.to_be_bytes()); // integer-to-double ratio
+    plain.extend_from_slice(payload);
+    plain
 }
 
-/// HdrHistogram's LEB128-64b9B: 7 bits a byte for 8 bytes, the 9th whole.
-fn push_varint9(out: &mut Vec<u8>, mut v: u64) {
+/// A run of `n` empty counts: one 0, or −n for two or more (V2's rule).
+pub(super) fn put_zeros(out: &mut Vec<u8>, n: u64) {
+    match n {
+        0 => {}
+        1 => put_zigzag(out, 0),
+        // At most the bounds' counts (≤ 2^31), so the negation fits.
+        n => put_zigzag(out, -(n as i64)),
+    }
+}
+
+/// ZigZag, then LEB128 in at most 9 bytes (the ninth holds 8 bits), as
+/// HdrHistogram's `ZigZagEncoding.putLong`.
+pub(super) fn put_zigzag(out: &mut Vec<u8>, value: i64) {
+    let mut v = ((value << 1) ^ (value >> 63)) as u64;
     for _ in 0..8 {
         if v < 0x80 {
             out.push(v as u8);
@@ -157,15 +165,16 @@ pub fn buckets(text: &str) -> Result<Buckets, String> {
 /// cauda's own shape: another shape is decoded in full and each of its
 /// values put in cauda's bucket.
 pub fn bucket_indexes(text: &str) -> Result<(Vec<(usize, u64)>, bool), String> {
-    use crate::record::histogram::bucket_index;
+    use crate::record::histogram::own_buckets;
     let (plain, version) = plain_encoding(text)?;
     Ok(match own_shape_counts(&plain)? {
         Some(pairs) => (pairs, true),
         None => (
-            deserialize(&plain, version)?
-                .iter_recorded()
-                .map(|b| (bucket_index(b.value_iterated_to()), b.count_at_value()))
-                .collect(),
+            own_buckets(
+                deserialize(&plain, version)?
+                    .iter_recorded()
+                    .map(|b| (b.value_iterated_to(), b.count_at_value())),
+            ),
             false,
         ),
     })

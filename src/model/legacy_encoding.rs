@@ -41,7 +41,7 @@
 
 use std::io::Read;
 
-use super::encoding::{Version, counts_len};
+use super::encoding::{Version, counts_len, plain_v2_of, put_zeros, put_zigzag};
 
 const V0_COOKIE: u32 = 0x1c84_9308;
 const V0_DEFLATE_COOKIE: u32 = 0x1c84_9309;
@@ -49,8 +49,6 @@ const V1_COOKIE: u32 = 0x1c84_9301;
 const V1_DEFLATE_COOKIE: u32 = 0x1c84_9302;
 const V0_HEADER_LEN: usize = 32;
 const V1_HEADER_LEN: usize = 40;
-/// The plain V2 cookie the rewritten encoding carries.
-const V2_COOKIE: u32 = 0x1c84_9313;
 
 fn base(cookie: u32) -> u32 {
     cookie & !0xf0
@@ -254,41 +252,12 @@ fn to_v2(head: &Header, words: &[u8]) -> Result<Vec<u8>, String> {
         put_zigzag(&mut payload, count);
     }
     // Trailing zeros are left out, as V2's writer stops at the largest value.
-    let mut plain = Vec::with_capacity(40 + payload.len());
-    plain.extend_from_slice(&V2_COOKIE.to_be_bytes());
-    plain.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    plain.extend_from_slice(&0u32.to_be_bytes());
-    plain.extend_from_slice(&(head.digits as u32).to_be_bytes());
-    plain.extend_from_slice(&head.lowest.to_be_bytes());
-    plain.extend_from_slice(&head.highest.to_be_bytes());
-    plain.extend_from_slice(&1.0f64.to_be_bytes());
-    plain.extend_from_slice(&payload);
-    Ok(plain)
-}
-
-/// A run of `n` empty counts: one 0, or −n for two or more (V2's rule).
-fn put_zeros(out: &mut Vec<u8>, n: u64) {
-    match n {
-        0 => {}
-        1 => put_zigzag(out, 0),
-        // At most the bounds' counts (≤ 2^31), so the negation fits.
-        n => put_zigzag(out, -(n as i64)),
-    }
-}
-
-/// ZigZag, then LEB128 in at most 9 bytes (the ninth holds 8 bits), as
-/// HdrHistogram's `ZigZagEncoding.putLong`.
-fn put_zigzag(out: &mut Vec<u8>, value: i64) {
-    let mut v = ((value << 1) ^ (value >> 63)) as u64;
-    for _ in 0..8 {
-        if v < 0x80 {
-            out.push(v as u8);
-            return;
-        }
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+    Ok(plain_v2_of(
+        head.digits as u32,
+        head.lowest,
+        head.highest,
+        &payload,
+    ))
 }
 
 #[cfg(test)]

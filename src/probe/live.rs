@@ -118,11 +118,6 @@ impl LiveFeed {
             .publish(Page::of(&self.families(), self.intervals));
     }
 
-    /// The generation of the last page published.
-    pub fn generation(&self) -> u64 {
-        self.intervals
-    }
-
     fn families(&self) -> Vec<Family> {
         let with = |extra: &[(&str, &str)]| -> Vec<(String, String)> {
             let mut labels = self.labels.clone();

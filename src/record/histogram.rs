@@ -51,6 +51,21 @@ pub fn bucket_top(index: usize) -> u64 {
     ((sub + 1) << bucket) - 1
 }
 
+/// (value, count) pairs in increasing value, of any histogram shape, as
+/// (counts index, count) pairs of cauda's shape: values above its range in
+/// its top bucket, neighbours that share a bucket added up.
+pub fn own_buckets(entries: impl IntoIterator<Item = (u64, u64)>) -> Vec<(usize, u64)> {
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    for (value, count) in entries {
+        let index = bucket_index(value.min(HIGHEST_NS));
+        match out.last_mut() {
+            Some((last, sum)) if *last == index => *sum = sum.saturating_add(count),
+            _ => out.push((index, count)),
+        }
+    }
+    out
+}
+
 /// The lowest and highest value of the bucket `value` falls in (counts
 /// indexes cover contiguous ranges of values).
 pub fn bucket_range(value: u64) -> (u64, u64) {

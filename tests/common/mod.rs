@@ -76,15 +76,20 @@ pub fn timer_run(out: &Path, args: &[&str]) -> Value {
     saved_run(cauda().arg("timer").args(args).arg("-q"), out)
 }
 
-/// The JSON a finished command printed on stdout; panics with its stderr
-/// when it failed.
-pub fn json_stdout(out: Output) -> Value {
+/// A finished command's output; panics with its stderr when it failed.
+pub fn succeeded(out: Output) -> Output {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out
+}
+
+/// The JSON a finished command printed on stdout; panics with its stderr
+/// when it failed.
+pub fn json_stdout(out: Output) -> Value {
+    serde_json::from_slice(&succeeded(out).stdout).unwrap()
 }
 
 /// `cauda host audit --json --profile PROFILE --root ROOT`: its document.
