@@ -37,6 +37,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Lab(args) => lab::run(&args.config(), &StopFlag::on_signals()?),
         Command::Disk(args) => disk(args),
         Command::Net(args) => net(args),
+        Command::Broker(args) => broker(args),
         Command::Serve(args) => serve(args),
         Command::Analyze(args) => analyze(args),
         Command::Compare(args) => compare(args),
@@ -168,6 +169,83 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
         );
     }
     let finished = probe::timer::run(&config, &destination, &stop)?;
+    finish_run(finished, args.output.quiet)
+}
+
+fn broker(args: cli::BrokerArgs) -> Result<Outcome> {
+    let (topic, topic_generated) = match args.topic {
+        Some(t) => (t, false),
+        None => (
+            format!("cauda-{:08x}", probe::broker::random_u64() as u32),
+            true,
+        ),
+    };
+    let config = probe::broker::BrokerConfig {
+        bootstrap: args.bootstrap,
+        topic,
+        topic_generated,
+        acks: args.acks,
+        size: args.size,
+        partitions: args.partitions,
+        replication_factor: args.replication_factor,
+        topic_configs: args.topic_config,
+        producers: args.producers,
+        consumers: args.consumers,
+        rate_per_s: if args.closed_loop {
+            None
+        } else {
+            args.output
+                .sharded_rate(Some(args.rate))?
+                .map(|r| r.per_second)
+        },
+        arrivals: args.arrivals,
+        linger_ns: args.linger,
+        batch_bytes: args.batch_bytes,
+        max_in_flight: args.max_in_flight,
+        fetch_max_wait_ns: args.fetch_max_wait,
+        fetch_min_bytes: args.fetch_min_bytes,
+        timeout_ns: args.timeout,
+        runtime_ns: args.runtime,
+        warmup_ns: args.warmup,
+        keep_topic: args.keep_topic,
+        interval_length_ns: args.output.interval_length,
+    };
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output)?;
+    if !args.output.quiet {
+        eprintln!(
+            "cauda broker: {} topic {}, acks={}, {} B records, {} producer(s), {} consumer(s), {} for {} — Ctrl-C stops and saves",
+            config.bootstrap,
+            config.topic,
+            config.acks.name(),
+            config.size,
+            config.producers,
+            config.consumers,
+            match config.rate_per_s {
+                Some(r) => format!("{r}/s open loop"),
+                None => "closed loop".into(),
+            },
+            units::format_duration_compact(config.runtime_ns),
+        );
+    }
+    let finished = probe::broker::run(&config, &destination, &stop)?;
+    if !args.output.quiet
+        && let Some(b) = &finished.run.broker
+    {
+        let r = &b.records;
+        eprintln!(
+            "records: {} sent, {} acked, {} failed, {} in flight at stop; {} consumed, {} lost, {} duplicate, {} out of order",
+            r.sent,
+            r.acked,
+            r.failed,
+            r.in_flight,
+            r.consumed,
+            r.lost,
+            r.duplicates,
+            r.out_of_order
+        );
+    }
     finish_run(finished, args.output.quiet)
 }
 

@@ -422,6 +422,57 @@ pub fn poll_readable(fd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> io::Re
     }
 }
 
+/// Waits until one of `fds` is readable or `deadline_ns` (monotonic) passes,
+/// with nanosecond resolution (`ppoll(2)`): a thread that both keeps a
+/// schedule and reads replies sleeps exactly to its next send. Sets
+/// `ready[i]` for each readable fd (or one with an error or hang-up to
+/// report) and returns how many are; 0 on timeout or a signal.
+pub fn poll_readable_until(
+    fds: &[std::os::fd::BorrowedFd<'_>],
+    deadline_ns: u64,
+    ready: &mut Vec<bool>,
+) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|fd| libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let wait = deadline_ns.saturating_sub(monotonic_ns());
+    let ts = libc::timespec {
+        tv_sec: (wait / 1_000_000_000) as libc::time_t,
+        tv_nsec: (wait % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `pfds` holds `pfds.len()` valid pollfds, the borrowed fds are
+    // open for the duration of the call, `ts` is a valid timespec and the
+    // signal mask pointer may be null.
+    let rc = unsafe {
+        libc::ppoll(
+            pfds.as_mut_ptr(),
+            pfds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+    ready.clear();
+    ready.extend(pfds.iter().map(|p| p.revents != 0));
+    match rc {
+        n if n >= 0 => Ok(n as usize),
+        _ => {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                ready.iter_mut().for_each(|r| *r = false);
+                Ok(0)
+            } else {
+                Err(err)
+            }
+        }
+    }
+}
+
 /// An epoll instance (level-triggered, read readiness only).
 #[derive(Debug)]
 pub struct Epoll(std::os::fd::OwnedFd);

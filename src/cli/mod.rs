@@ -1,6 +1,7 @@
 //! The command line: clap derive definitions whose doc comments are the
 //! help text.
 
+mod broker;
 mod disk;
 mod host;
 mod inputs;
@@ -16,6 +17,7 @@ use crate::host::cpulist::parse_cpu_list;
 use crate::record::Arrivals;
 use crate::units::{self, Rate};
 
+pub use broker::BrokerArgs;
 pub use disk::DiskArgs;
 pub use host::{HoldArgs, HostArgs, HostAuditArgs, HostCommand, RollbackArgs, TuneArgs};
 pub use inputs::{
@@ -69,6 +71,12 @@ pub enum Command {
     ///
     /// Example: cauda net --loopback --proto udp --runtime 10s
     Net(NetArgs),
+    /// Measure a Kafka-protocol broker (kafka-producer-perf-test and
+    /// kafka-e2e-latency class): publish and end-to-end latency, open loop,
+    /// producers and consumers on one clock, every record accounted for.
+    ///
+    /// Example: cauda broker --bootstrap 127.0.0.1:9092 --acks all --rate 1000 --runtime 30s
+    Broker(BrokerArgs),
     /// Answer `cauda net`'s messages (TCP, or UDP with --udp), on loopback
     /// unless told otherwise; misbehaving clients are dropped.
     ///

@@ -210,6 +210,7 @@ pub fn run_with_summary(
             _ => None,
         },
         disk: None,
+        broker: None,
         observers: Vec::new(),
         integrity: None,
     }

@@ -142,6 +142,14 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub disk: Option<DiskReport>,
+    /// `cauda broker`: the cluster, the topic, the client settings and the
+    /// record accounting.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub broker: Option<crate::model::broker::BrokerReport>,
     /// cauda's own threads beside the probe's (the observer, which samples
     /// the host and beats the `self` heartbeat, and the collector): where
     /// they ran, what they cost and how often they woke; absent in

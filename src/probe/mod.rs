@@ -1,6 +1,7 @@
 //! Probes: one module per kind of latency, all run by the same session
 //! (threads, start barrier, recorders, collector, run file).
 
+pub mod broker;
 pub mod collector;
 pub mod disk;
 pub mod endpoint;

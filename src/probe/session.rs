@@ -441,6 +441,7 @@ where
         summary,
         host_counters,
         disk: None,
+        broker: None,
         observers: observers.threads,
         integrity: None,
     };

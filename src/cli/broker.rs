@@ -1,0 +1,106 @@
+//! The command-line arguments of `cauda broker`.
+
+use clap::Args;
+
+use super::{RunOutputArgs, duration, rate};
+use crate::probe::broker::Acks;
+use crate::record::Arrivals;
+use crate::units::{self, Rate};
+
+fn bytes(text: &str) -> Result<usize, String> {
+    let n = units::parse_size(text)?;
+    usize::try_from(n).map_err(|_| format!("'{text}' is too large"))
+}
+
+fn topic_config(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.into(), v.into())),
+        _ => Err(format!(
+            "'{text}': expected NAME=VALUE, e.g. flush.messages=1 or min.insync.replicas=2"
+        )),
+    }
+}
+
+/// `cauda broker`.
+#[derive(Debug, Args)]
+pub struct BrokerArgs {
+    /// A broker of the cluster, HOST:PORT (`scripts/kafka.sh start` runs
+    /// one on 127.0.0.1:9092).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub bootstrap: String,
+    /// Acknowledgements to wait for: 0 (none; e2e only), 1 (the leader),
+    /// all (every in-sync replica).
+    #[arg(long, value_name = "0|1|all", default_value = "1", value_parser = Acks::parse)]
+    pub acks: Acks,
+    /// Open loop: records per second over all producers, each measured from
+    /// its intended send time.
+    #[arg(long, value_name = "N/s", default_value = "1000/s", value_parser = rate)]
+    pub rate: Rate,
+    /// How intended send times are spaced.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
+    pub arrivals: Arrivals,
+    /// Closed loop instead (like kafka-e2e-latency): each producer sends
+    /// its next record once the previous one was consumed. Latency is then
+    /// measured from the actual send and the run is labelled closed loop.
+    #[arg(long)]
+    pub closed_loop: bool,
+    /// Record value size (at least 36 bytes: the stamp), e.g. 1k.
+    #[arg(long, value_name = "BYTES", default_value = "1k", value_parser = bytes)]
+    pub size: usize,
+    /// The topic; created when missing (and then deleted after the run
+    /// unless --keep-topic). Default: a fresh cauda-XXXXXXXX per run.
+    #[arg(long, value_name = "NAME")]
+    pub topic: Option<String>,
+    /// Partitions of a topic cauda creates (an existing topic must have at
+    /// least this many; the first N are used).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub partitions: usize,
+    /// Replicas per partition of a topic cauda creates [default: the
+    /// broker's default.replication.factor].
+    #[arg(long, value_name = "N")]
+    pub replication_factor: Option<i16>,
+    /// A config of a topic cauda creates, NAME=VALUE (repeatable), e.g.
+    /// flush.messages=1 (fsync every append) or min.insync.replicas=2.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = topic_config)]
+    pub topic_config: Vec<(String, String)>,
+    /// Keep a topic cauda created.
+    #[arg(long)]
+    pub keep_topic: bool,
+    /// Producer threads (each with its own connection to every leader).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub producers: usize,
+    /// Consumer threads; partitions are assigned round robin (no group).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub consumers: usize,
+    /// How long a batch waits for more records (`linger.ms`). cauda's
+    /// default is 0; Kafka's Java client has used 5ms since 4.0.
+    #[arg(long, value_name = "DURATION", default_value = "0ms", value_parser = duration)]
+    pub linger: u64,
+    /// A batch is written once it holds this many bytes (`batch.size`).
+    #[arg(long, value_name = "BYTES", default_value = "16k", value_parser = bytes)]
+    pub batch_bytes: usize,
+    /// Requests in flight per connection (`max.in.flight.requests.per.connection`).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub max_in_flight: usize,
+    /// Longest a fetch waits for --fetch-min-bytes (`fetch.max.wait.ms`).
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = duration)]
+    pub fetch_max_wait: u64,
+    /// Bytes a fetch waits for (`fetch.min.bytes`); 1 answers as soon as a
+    /// record is there.
+    #[arg(long, value_name = "BYTES", default_value_t = 1)]
+    pub fetch_min_bytes: i32,
+    /// A record not acknowledged this long after it was written is given
+    /// up (failed, and in publish at the latency it had then).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    pub timeout: u64,
+    /// How long to measure.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub runtime: u64,
+    /// Before measuring, each producer sends records one at a time for this
+    /// long (not measured; consumers skip them).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
+    pub warmup: u64,
+    /// Output options.
+    #[command(flatten)]
+    pub output: RunOutputArgs,
+}

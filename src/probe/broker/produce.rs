@@ -1,0 +1,720 @@
+//! A producer: one thread, one connection to each partition leader, records
+//! spread round robin over the partitions.
+//!
+//! Open loop: each record has an intended send time from the schedule. It
+//! joins its partition's batch; a batch is written once it is full
+//! (`--batch-bytes`) or has waited `--linger`, when its leader has fewer
+//! than `max_in_flight` requests outstanding. Between sends the thread
+//! sleeps in `ppoll` on its sockets until the next record is due, so an
+//! acknowledgement is timed when it arrives and a send leaves on time.
+//!
+//! Series: `publish` (intended → ack), `publish.service` (written → ack),
+//! `publish.queue` (intended → written: schedule lag, linger, the in-flight
+//! limit). With `acks=0` the broker sends no response: only the queue is
+//! timed here, and `e2e` at the consumer.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+
+use super::admin::Versions;
+use super::ledger::{Ledger, Produced};
+use super::stamp::Stamp;
+use super::wire::{self, Conn, error_name};
+use crate::record::{Arrivals, Clock, Schedule, Sink, StopFlag};
+
+/// What every producer of a run shares.
+#[derive(Clone, Debug)]
+pub struct ProduceSettings {
+    /// The topic.
+    pub topic: String,
+    /// 0, 1 or -1.
+    pub acks: i16,
+    /// Value bytes per record.
+    pub record_bytes: usize,
+    /// How long a batch waits for more records, ns.
+    pub linger_ns: u64,
+    /// A batch of this many bytes is written at once.
+    pub batch_bytes: usize,
+    /// Requests outstanding per connection.
+    pub max_in_flight: usize,
+    /// The broker's wait for replicas, ms.
+    pub request_timeout_ms: i32,
+    /// A record unacknowledged this long after it was written is given up.
+    pub delivery_timeout_ns: u64,
+    /// Protocol versions.
+    pub versions: Versions,
+    /// Socket timeout for blocking reads and writes.
+    pub io_timeout: Duration,
+}
+
+/// Where a producer's measurements go.
+#[derive(Clone, Copy, Debug)]
+pub struct ProduceSeries {
+    /// Intended → ack (`None` with acks=0).
+    pub publish: Option<usize>,
+    /// Written → ack (`None` with acks=0).
+    pub service: Option<usize>,
+    /// Intended → written.
+    pub queue: usize,
+}
+
+/// How a producer paces its records.
+#[derive(Clone, Copy, Debug)]
+pub enum Pace {
+    /// Open loop: this producer's records per second and arrivals.
+    Rate(f64, Arrivals),
+    /// Closed loop: the next record once the previous one was consumed.
+    Closed,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    seq: u64,
+    intended: u64,
+}
+
+#[derive(Debug, Default)]
+struct Batch {
+    records: Vec<Pending>,
+    opened_ns: u64,
+}
+
+#[derive(Debug)]
+struct InFlight {
+    corr: i32,
+    sent_ns: u64,
+    /// (partition slot, its records).
+    batches: Vec<(usize, Vec<Pending>)>,
+    /// Given up after the delivery timeout; its response is ignored.
+    abandoned: bool,
+}
+
+#[derive(Debug)]
+struct Leader {
+    conn: Conn,
+    in_flight: VecDeque<InFlight>,
+}
+
+/// One producer thread's state.
+#[derive(Debug)]
+pub struct Producer {
+    index: usize,
+    settings: ProduceSettings,
+    leaders: Vec<Leader>,
+    /// Per partition slot: (partition, leader index).
+    slots: Vec<(i32, usize)>,
+    batches: Vec<Batch>,
+    next_slot: usize,
+    seq: u64,
+    produced: Produced,
+    payload: Vec<u8>,
+    frames: Vec<Bytes>,
+    ready: Vec<bool>,
+}
+
+impl Producer {
+    /// Connects producer `index` to the leaders of its partitions:
+    /// `partitions` are (partition, leader address).
+    pub fn connect(
+        index: usize,
+        settings: &ProduceSettings,
+        partitions: &[(i32, String)],
+    ) -> Result<Producer> {
+        let mut leaders: Vec<(String, Leader)> = Vec::new();
+        let mut slots = Vec::new();
+        for (partition, address) in partitions {
+            let at = match leaders.iter().position(|(a, _)| a == address) {
+                Some(i) => i,
+                None => {
+                    let conn = Conn::connect(address, settings.io_timeout)?;
+                    leaders.push((
+                        address.clone(),
+                        Leader {
+                            conn,
+                            in_flight: VecDeque::new(),
+                        },
+                    ));
+                    leaders.len() - 1
+                }
+            };
+            slots.push((*partition, at));
+        }
+        // Producers start on different partitions, so one record per
+        // producer does not all land on partition 0.
+        let next_slot = index % slots.len().max(1);
+        Ok(Producer {
+            index,
+            settings: settings.clone(),
+            leaders: leaders.into_iter().map(|(_, l)| l).collect(),
+            batches: slots.iter().map(|_| Batch::default()).collect(),
+            slots,
+            next_slot,
+            seq: 0,
+            produced: Produced {
+                producer: index,
+                ..Produced::default()
+            },
+            payload: vec![0; settings.record_bytes],
+            frames: Vec::new(),
+            ready: Vec::new(),
+        })
+    }
+
+    /// For `length_ns`, sends warm-up records one at a time, each
+    /// acknowledged (or, with acks=0, written) before the next, to every
+    /// partition in turn: connections, the broker's code paths and the
+    /// partitions' segments are warm when measuring starts. Not measured;
+    /// consumers skip them.
+    pub fn warm_up(&mut self, clock: &impl Clock, length_ns: u64, ledger: &Ledger) -> Result<()> {
+        let end = clock.now() + length_ns;
+        let mut i = 0u64;
+        while clock.now() < end || (length_ns > 0 && i < self.slots.len() as u64) {
+            let slot = (self.next_slot + i as usize) % self.slots.len();
+            i += 1;
+            let now = clock.now();
+            let stamp = Stamp {
+                run: ledger.run,
+                producer: self.index as u32,
+                warmup: true,
+                seq: i - 1,
+                intended_ns: now,
+            };
+            let request = self.request(&[(slot, vec![])], Some(stamp))?;
+            let leader = &mut self.leaders[self.slots[slot].1];
+            let corr = leader.conn.send(&request, self.settings.versions.produce)?;
+            if self.settings.acks != 0 {
+                let frame = leader.conn.read_frame()?;
+                let response = wire::decode::<ProduceRequest>(
+                    frame,
+                    self.settings.versions.produce,
+                    corr,
+                    &leader.conn.peer,
+                )?;
+                if let Some(code) = first_error(&response) {
+                    return Err(anyhow!(
+                        "the broker refused a warm-up record: {}{}",
+                        error_name(code),
+                        advice(code)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Produces until the schedule ends at `end_ns` (then waits for the
+    /// outstanding acknowledgements) or `stop` rises; returns when it
+    /// stopped. Every record's fate goes to `ledger` on every path.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        mut self,
+        clock: &impl Clock,
+        sink: &mut impl Sink,
+        stop: &StopFlag,
+        pace: Pace,
+        start_ns: u64,
+        end_ns: u64,
+        producers: usize,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) -> Result<u64> {
+        let result = match pace {
+            Pace::Rate(rate, arrivals) => {
+                let period = 1e9 / rate;
+                let phase = (period * self.index as f64 / producers as f64) as u64;
+                let schedule = Schedule::new(
+                    start_ns + phase,
+                    period,
+                    arrivals,
+                    0x6361_7564_6100 + self.index as u64,
+                );
+                self.open_loop(clock, sink, stop, schedule, end_ns, series, ledger)
+            }
+            Pace::Closed => self.closed_loop(clock, sink, stop, end_ns, series, ledger),
+        };
+        let now = clock.now();
+        self.settle();
+        ledger.producer_done(std::mem::take(&mut self.produced), now);
+        result.map(|()| now)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open_loop(
+        &mut self,
+        clock: &impl Clock,
+        sink: &mut impl Sink,
+        stop: &StopFlag,
+        mut schedule: Schedule,
+        end_ns: u64,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) -> Result<()> {
+        let mut next = schedule.next_intended();
+        loop {
+            if stop.is_raised() {
+                return Ok(());
+            }
+            let now = clock.now();
+            while next <= now && next < end_ns {
+                self.enqueue(next, now);
+                next = schedule.next_intended();
+            }
+            self.flush(clock, sink, series, ledger, false)?;
+            self.expire(clock.now(), sink, series);
+            let scheduled = next < end_ns;
+            if !scheduled && self.idle() {
+                return Ok(());
+            }
+            let mut deadline = now + 100_000_000;
+            if scheduled {
+                deadline = deadline.min(next);
+            }
+            if let Some(due) = self.linger_due() {
+                deadline = deadline.min(due);
+            }
+            self.wait(clock, sink, deadline, series, ledger)?;
+        }
+    }
+
+    fn closed_loop(
+        &mut self,
+        clock: &impl Clock,
+        sink: &mut impl Sink,
+        stop: &StopFlag,
+        end_ns: u64,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) -> Result<()> {
+        let tick = Duration::from_millis(100);
+        while !stop.is_raised() && clock.now() < end_ns {
+            let now = clock.now();
+            let seq = self.seq;
+            self.enqueue(now, now);
+            self.flush(clock, sink, series, ledger, true)?;
+            // The acknowledgement, then the consumer's sight of the record.
+            while !self.idle() && !stop.is_raised() {
+                let deadline = clock.now() + 100_000_000;
+                self.wait(clock, sink, deadline, series, ledger)?;
+                self.expire(clock.now(), sink, series);
+            }
+            let given_up = clock.now() + self.settings.delivery_timeout_ns;
+            while !ledger.wait_consumed(self.index, seq, tick) {
+                if stop.is_raised() || clock.now() > given_up {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn enqueue(&mut self, intended: u64, now: u64) {
+        let slot = self.next_slot;
+        self.next_slot = (self.next_slot + 1) % self.slots.len();
+        let batch = &mut self.batches[slot];
+        if batch.records.is_empty() {
+            batch.opened_ns = now;
+        }
+        batch.records.push(Pending {
+            seq: self.seq,
+            intended,
+        });
+        self.seq += 1;
+    }
+
+    fn idle(&self) -> bool {
+        self.batches.iter().all(|b| b.records.is_empty())
+            && self
+                .leaders
+                .iter()
+                .all(|l| l.in_flight.iter().all(|f| f.abandoned))
+    }
+
+    /// When the oldest waiting batch has lingered long enough.
+    fn linger_due(&self) -> Option<u64> {
+        self.batches
+            .iter()
+            .filter(|b| !b.records.is_empty())
+            .map(|b| b.opened_ns + self.settings.linger_ns)
+            .min()
+    }
+
+    fn batch_full(&self, batch: &Batch) -> bool {
+        batch.records.len() * (self.settings.record_bytes + 20) >= self.settings.batch_bytes
+    }
+
+    /// Writes every batch that is due, one request per leader.
+    fn flush(
+        &mut self,
+        clock: &impl Clock,
+        sink: &mut impl Sink,
+        series: ProduceSeries,
+        ledger: &Ledger,
+        all: bool,
+    ) -> Result<()> {
+        for leader in 0..self.leaders.len() {
+            let outstanding = self.leaders[leader]
+                .in_flight
+                .iter()
+                .filter(|f| !f.abandoned)
+                .count();
+            if outstanding >= self.settings.max_in_flight {
+                continue;
+            }
+            let now = clock.now();
+            let due: Vec<usize> = (0..self.slots.len())
+                .filter(|&s| self.slots[s].1 == leader)
+                .filter(|&s| {
+                    let b = &self.batches[s];
+                    !b.records.is_empty()
+                        && (all
+                            || self.batch_full(b)
+                            || now >= b.opened_ns + self.settings.linger_ns)
+                })
+                .collect();
+            if due.is_empty() {
+                continue;
+            }
+            let batches: Vec<(usize, Vec<Pending>)> = due
+                .into_iter()
+                .map(|s| (s, std::mem::take(&mut self.batches[s].records)))
+                .collect();
+            let request = self.request_for(&batches, ledger)?;
+            let sent_ns = clock.now();
+            let corr = self.leaders[leader]
+                .conn
+                .send(&request, self.settings.versions.produce);
+            let count: u64 = batches.iter().map(|(_, r)| r.len() as u64).sum();
+            let corr = match corr {
+                Ok(corr) => corr,
+                Err(e) => {
+                    // Not written (or not wholly): failed, said so.
+                    self.produced.counts.failed += count;
+                    *self
+                        .produced
+                        .counts
+                        .errors
+                        .entry("SEND_FAILED".into())
+                        .or_insert(0) += count;
+                    return Err(e);
+                }
+            };
+            self.produced.counts.sent += count;
+            for (_, records) in &batches {
+                for r in records {
+                    sink.record(sent_ns, series.queue, sent_ns.saturating_sub(r.intended));
+                }
+            }
+            if self.settings.acks == 0 {
+                self.produced.counts.unacknowledged += count;
+                for (_, records) in &batches {
+                    for r in records {
+                        self.produced.delivered.insert(r.seq);
+                    }
+                }
+            } else {
+                self.leaders[leader].in_flight.push_back(InFlight {
+                    corr,
+                    sent_ns,
+                    batches,
+                    abandoned: false,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn request_for(
+        &mut self,
+        batches: &[(usize, Vec<Pending>)],
+        ledger: &Ledger,
+    ) -> Result<ProduceRequest> {
+        let stamps: Vec<(usize, Vec<Stamp>)> = batches
+            .iter()
+            .map(|(slot, records)| {
+                (
+                    *slot,
+                    records
+                        .iter()
+                        .map(|r| Stamp {
+                            run: ledger.run,
+                            producer: self.index as u32,
+                            warmup: false,
+                            seq: r.seq,
+                            intended_ns: r.intended,
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        self.encode(&stamps)
+    }
+
+    /// A request of one warm-up record for `batches[0]`'s slot.
+    fn request(
+        &mut self,
+        batches: &[(usize, Vec<Pending>)],
+        warmup: Option<Stamp>,
+    ) -> Result<ProduceRequest> {
+        let stamps: Vec<(usize, Vec<Stamp>)> = batches
+            .iter()
+            .map(|(slot, _)| (*slot, warmup.into_iter().collect()))
+            .collect();
+        self.encode(&stamps)
+    }
+
+    fn encode(&mut self, batches: &[(usize, Vec<Stamp>)]) -> Result<ProduceRequest> {
+        let wall_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let mut topic = TopicProduceData::default();
+        topic.name = TopicName(StrBytes::from_string(self.settings.topic.clone()));
+        for (slot, stamps) in batches {
+            let records: Vec<Record> = stamps
+                .iter()
+                .enumerate()
+                .map(|(i, stamp)| {
+                    stamp.write(&mut self.payload);
+                    Record {
+                        transactional: false,
+                        control: false,
+                        delete_horizon: false,
+                        partition_leader_epoch: -1,
+                        producer_id: -1,
+                        producer_epoch: -1,
+                        timestamp_type: TimestampType::Creation,
+                        offset: i as i64,
+                        // One batch per partition: the encoder starts a new
+                        // batch where offset − sequence changes, and the
+                        // base sequence stays -1 (no idempotence).
+                        sequence: i as i32 - 1,
+                        timestamp: wall_ms,
+                        key: None,
+                        value: Some(Bytes::copy_from_slice(&self.payload)),
+                        headers: Default::default(),
+                    }
+                })
+                .collect();
+            let mut buf = BytesMut::with_capacity(records.len() * (self.payload.len() + 24) + 64);
+            RecordBatchEncoder::encode(
+                &mut buf,
+                &records,
+                &RecordEncodeOptions {
+                    version: 2,
+                    compression: Compression::None,
+                },
+            )
+            .map_err(|e| anyhow!("encoding a record batch: {e}"))?;
+            let mut data = PartitionProduceData::default();
+            data.index = self.slots[*slot].0;
+            data.records = Some(buf.freeze());
+            topic.partition_data.push(data);
+        }
+        let mut request = ProduceRequest::default();
+        request.acks = self.settings.acks;
+        request.timeout_ms = self.settings.request_timeout_ms;
+        request.topic_data = vec![topic];
+        Ok(request)
+    }
+
+    /// Sleeps until a socket is readable or `deadline`, then handles what
+    /// arrived, timed when `ppoll` returned.
+    fn wait(
+        &mut self,
+        clock: &impl Clock,
+        sink: &mut impl Sink,
+        deadline: u64,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) -> Result<()> {
+        let fds: Vec<_> = self.leaders.iter().map(|l| l.conn.fd()).collect();
+        let mut ready = std::mem::take(&mut self.ready);
+        let n = crate::sys::poll_readable_until(&fds, deadline, &mut ready)
+            .map_err(|e| anyhow!("waiting for the broker: {e}"))?;
+        drop(fds);
+        if n > 0 {
+            let at = clock.now();
+            for (leader, &is_ready) in ready.iter().enumerate() {
+                if is_ready {
+                    self.read_acks(leader, at, sink, series, ledger)?;
+                }
+            }
+        }
+        self.ready = ready;
+        Ok(())
+    }
+
+    fn read_acks(
+        &mut self,
+        leader: usize,
+        at: u64,
+        sink: &mut impl Sink,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) -> Result<()> {
+        let mut frames = std::mem::take(&mut self.frames);
+        self.leaders[leader].conn.read_ready(&mut frames)?;
+        for frame in frames.drain(..) {
+            let corr = wire::correlation_id(&frame);
+            let entry = self.leaders[leader]
+                .in_flight
+                .pop_front()
+                .ok_or_else(|| anyhow!("the broker answered a request cauda did not send"))?;
+            if corr != Some(entry.corr) {
+                return Err(anyhow!(
+                    "the broker at {} answered request {corr:?} where {} was next",
+                    self.leaders[leader].conn.peer,
+                    entry.corr
+                ));
+            }
+            if entry.abandoned {
+                continue;
+            }
+            let response = wire::decode::<ProduceRequest>(
+                frame,
+                self.settings.versions.produce,
+                entry.corr,
+                &self.leaders[leader].conn.peer,
+            )?;
+            self.settle_acks(&entry, &response, at, sink, series, ledger);
+        }
+        self.frames = frames;
+        Ok(())
+    }
+
+    fn settle_acks(
+        &mut self,
+        entry: &InFlight,
+        response: &ProduceResponse,
+        at: u64,
+        sink: &mut impl Sink,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) {
+        let parts: Vec<_> = response
+            .responses
+            .iter()
+            .flat_map(|t| t.partition_responses.iter())
+            .collect();
+        for (slot, records) in &entry.batches {
+            let partition = self.slots[*slot].0;
+            let code = parts
+                .iter()
+                .find(|p| p.index == partition)
+                .map_or(-1, |p| p.error_code);
+            if code == 0 {
+                for r in records {
+                    if let Some(id) = series.publish {
+                        sink.record(at, id, at.saturating_sub(r.intended));
+                    }
+                    if let Some(id) = series.service {
+                        sink.record(at, id, at.saturating_sub(entry.sent_ns));
+                    }
+                    ledger.acked(self.index, r.seq, at);
+                    self.produced.delivered.insert(r.seq);
+                }
+                self.produced.counts.acked += records.len() as u64;
+            } else {
+                self.fail(records, &error_name(code), at, sink);
+            }
+        }
+    }
+
+    fn fail(&mut self, records: &[Pending], why: &str, at: u64, sink: &mut impl Sink) {
+        self.produced.counts.failed += records.len() as u64;
+        *self
+            .produced
+            .counts
+            .errors
+            .entry(why.to_string())
+            .or_insert(0) += records.len() as u64;
+        for _ in records {
+            sink.fault(at);
+        }
+    }
+
+    /// Gives up requests unacknowledged past the delivery timeout; their
+    /// records are recorded in `publish` at the latency they had then.
+    fn expire(&mut self, now: u64, sink: &mut impl Sink, series: ProduceSeries) {
+        let timeout = self.settings.delivery_timeout_ns;
+        let mut given_up = Vec::new();
+        for leader in &mut self.leaders {
+            for f in leader.in_flight.iter_mut() {
+                if !f.abandoned && now.saturating_sub(f.sent_ns) > timeout {
+                    f.abandoned = true;
+                    for (_, records) in &f.batches {
+                        given_up.extend(records.iter().copied());
+                    }
+                }
+            }
+        }
+        if given_up.is_empty() {
+            return;
+        }
+        if let Some(id) = series.publish {
+            for r in &given_up {
+                sink.record(now, id, now.saturating_sub(r.intended));
+            }
+        }
+        self.fail(&given_up, "DELIVERY_TIMEOUT", now, sink);
+    }
+
+    /// At the end: records still awaiting an ack are in flight; records
+    /// queued and never written are failed, `NOT_SENT`.
+    fn settle(&mut self) {
+        let in_flight: u64 = self
+            .leaders
+            .iter()
+            .flat_map(|l| l.in_flight.iter())
+            .filter(|f| !f.abandoned)
+            .flat_map(|f| f.batches.iter())
+            .map(|(_, r)| r.len() as u64)
+            .sum();
+        self.produced.counts.in_flight += in_flight;
+        let unsent: u64 = self
+            .batches
+            .iter_mut()
+            .map(|b| std::mem::take(&mut b.records).len() as u64)
+            .sum();
+        if unsent > 0 {
+            self.produced.counts.sent += unsent;
+            self.produced.counts.failed += unsent;
+            *self
+                .produced
+                .counts
+                .errors
+                .entry("NOT_SENT".into())
+                .or_insert(0) += unsent;
+        }
+    }
+}
+
+fn first_error(response: &ProduceResponse) -> Option<i16> {
+    response
+        .responses
+        .iter()
+        .flat_map(|t| t.partition_responses.iter())
+        .map(|p| p.error_code)
+        .find(|&c| c != 0)
+}
+
+/// What to do about a produce error.
+pub fn advice(code: i16) -> &'static str {
+    match code {
+        10 => "; give a smaller --size, or raise the topic's max.message.bytes",
+        19 | 20 => {
+            "; fewer in-sync replicas than min.insync.replicas: check the brokers, or use --acks 1"
+        }
+        3 | 6 => "; the topic or its leader changed: run again",
+        29 => "; not authorized to write the topic",
+        _ => "",
+    }
+}
