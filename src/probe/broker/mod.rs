@@ -259,6 +259,8 @@ impl BrokerConfig {
 /// The broker's wait for replicas in a Produce request (Kafka's
 /// `request.timeout.ms` default).
 const REQUEST_TIMEOUT_MS: i32 = 30_000;
+/// A record batch's header and one record's framing, at most (v2 format).
+const BATCH_OVERHEAD: usize = 61 + 21;
 /// `max.partition.fetch.bytes` (Kafka's default).
 const PARTITION_MAX_BYTES: i32 = 1 << 20;
 
@@ -307,6 +309,19 @@ fn measure(
         .take(config.partitions)
         .map(|p| Ok((p.partition, address(p.leader)?)))
         .collect::<Result<_>>()?;
+    if let Some(limit) = topic
+        .config
+        .get("max.message.bytes")
+        .and_then(|v| v.parse::<usize>().ok())
+        && config.size + BATCH_OVERHEAD > limit
+    {
+        return Err(input_error(format!(
+            "--size {}: a batch of one such record is above topic {}'s max.message.bytes              ({limit}); give --size {} or less, or raise max.message.bytes (--topic-config              max.message.bytes=N on a new topic)",
+            config.size,
+            topic.name,
+            limit.saturating_sub(BATCH_OVERHEAD)
+        )));
+    }
     let versions = boot.versions;
     let produce_settings = ProduceSettings {
         topic: config.topic.clone(),

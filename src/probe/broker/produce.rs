@@ -169,15 +169,18 @@ impl Producer {
         })
     }
 
-    /// For `length_ns`, sends warm-up records one at a time, each
-    /// acknowledged (or, with acks=0, written) before the next, to every
-    /// partition in turn: connections, the broker's code paths and the
+    /// For `length_ns` (and at least once per partition), sends warm-up
+    /// records one at a time, each acknowledged (or, with acks=0, written)
+    /// before the next, to every partition in turn: connections, the broker's code paths and the
     /// partitions' segments are warm when measuring starts. Not measured;
     /// consumers skip them.
     pub fn warm_up(&mut self, clock: &impl Clock, length_ns: u64, ledger: &Ledger) -> Result<()> {
         let end = clock.now() + length_ns;
+        // A partition just created may not be led yet where the metadata
+        // says: retry what the broker calls retriable, for a while.
+        let patience = end + 15_000_000_000;
         let mut i = 0u64;
-        while clock.now() < end || (length_ns > 0 && i < self.slots.len() as u64) {
+        while clock.now() < end || i < self.slots.len() as u64 {
             let slot = (self.next_slot + i as usize) % self.slots.len();
             i += 1;
             let now = clock.now();
@@ -188,10 +191,17 @@ impl Producer {
                 seq: i - 1,
                 intended_ns: now,
             };
-            let request = self.request(&[(slot, vec![])], Some(stamp))?;
+            let mut request = self.request(&[(slot, vec![])], Some(stamp))?;
+            // Acknowledged even with acks=0: the warm-up checks that each
+            // partition takes records.
+            request.acks = if self.settings.acks == 0 {
+                1
+            } else {
+                self.settings.acks
+            };
             let leader = &mut self.leaders[self.slots[slot].1];
             let corr = leader.conn.send(&request, self.settings.versions.produce)?;
-            if self.settings.acks != 0 {
+            {
                 let frame = leader.conn.read_frame()?;
                 let response = wire::decode::<ProduceRequest>(
                     frame,
@@ -200,6 +210,11 @@ impl Producer {
                     &leader.conn.peer,
                 )?;
                 if let Some(code) = first_error(&response) {
+                    if RETRIABLE.contains(&code) && clock.now() < patience {
+                        std::thread::sleep(Duration::from_millis(50));
+                        i -= 1;
+                        continue;
+                    }
                     return Err(anyhow!(
                         "the broker refused a warm-up record: {}{}",
                         error_name(code),
@@ -696,6 +711,11 @@ impl Producer {
         }
     }
 }
+
+/// Produce errors a new or moving partition gives for a moment:
+/// UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
+/// NOT_ENOUGH_REPLICAS.
+const RETRIABLE: [i16; 4] = [3, 5, 6, 19];
 
 fn first_error(response: &ProduceResponse) -> Option<i16> {
     response

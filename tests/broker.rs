@@ -1,0 +1,368 @@
+//! `cauda broker` against a real Apache Kafka 4.1.1 (`scripts/kafka.sh`):
+//! the record accounting adds up, the series are where they belong for
+//! each acks, a topic cauda made is gone afterwards, a broker frozen for
+//! 500 ms shows as its backlog, a killed broker ends the run with its data
+//! saved, acks=all on three brokers waits for the replicas, and bad input
+//! is refused before anything is measured. Skipped without Java and Maven
+//! unless `CAUDA_REQUIRE_KAFKA=1`.
+
+mod common;
+use std::path::Path;
+use std::time::Duration;
+
+use common::kafka::Broker;
+use common::{cauda, cauda_process, read_json, series_tags};
+use serde_json::Value;
+
+/// `cauda broker --bootstrap BOOT ARGS -q -o OUT`: how it ended and the run file.
+fn broker_run(boot: &str, out: &Path, args: &[&str]) -> (std::process::Output, Value) {
+    let output = cauda()
+        .args(["broker", "--bootstrap", boot, "-q", "--warmup", "200ms"])
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        out.exists(),
+        "no run file: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, read_json(out))
+}
+
+fn ok_run(boot: &str, out: &Path, args: &[&str]) -> Value {
+    let (output, run) = broker_run(boot, out, args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    run
+}
+
+fn records(run: &Value) -> &Value {
+    &run["broker"]["records"]
+}
+
+fn n(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+fn count(run: &Value, tag: &str) -> u64 {
+    run["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == tag)
+        .map_or(0, |s| n(&s["summary"], "count"))
+}
+
+fn p99_ns(run: &Value, tag: &str) -> u64 {
+    let s = run["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == tag)
+        .unwrap_or_else(|| panic!("no {tag}"));
+    n(&s["summary"]["percentiles"], "99")
+}
+
+/// Every sent record ends acked, failed or in flight, each acked record
+/// is consumed once, and the series count what the accounting says.
+fn assert_accounted(run: &Value) {
+    let r = records(run);
+    assert_eq!(
+        n(r, "sent"),
+        n(r, "acked") + n(r, "failed") + n(r, "in_flight") + n(r, "unacknowledged"),
+        "{r}"
+    );
+    assert_eq!(n(r, "lost"), 0, "{r}");
+    assert_eq!(n(r, "duplicates"), 0, "{r}");
+    assert_eq!(n(r, "out_of_order"), 0, "{r}");
+    assert_eq!(n(r, "foreign"), 0, "{r}");
+    assert_eq!(count(run, "e2e"), n(r, "consumed"), "{r}");
+    assert_eq!(count(run, "publish.queue"), n(r, "sent"), "{r}");
+}
+
+#[test]
+fn one_broker_open_loop_acks_and_faults() {
+    let Some(broker) = Broker::start(1) else {
+        return;
+    };
+    let boot = broker.bootstrap.clone();
+    let dir = tempfile::tempdir().unwrap();
+
+    // Open loop, acks=1, two producers and consumers over three partitions.
+    let run = ok_run(
+        &boot,
+        &dir.path().join("acks1.json"),
+        &[
+            "--rate",
+            "400/s",
+            "--runtime",
+            "2s",
+            "--partitions",
+            "3",
+            "--producers",
+            "2",
+            "--consumers",
+            "2",
+        ],
+    );
+    assert_eq!(run["probe"], "broker");
+    assert_eq!(run["load"], "open-loop");
+    assert_eq!(
+        series_tags(&run),
+        [
+            "publish",
+            "publish.service",
+            "publish.queue",
+            "e2e",
+            "e2e.fetch",
+            "self"
+        ]
+    );
+    assert_accounted(&run);
+    let r = records(&run);
+    assert!(n(r, "sent") >= 790, "{r}"); // 400/s for 2 s
+    assert_eq!(n(r, "acked"), n(r, "sent"));
+    assert_eq!(n(r, "consumed"), n(r, "acked"));
+    assert_eq!(count(&run, "publish"), n(r, "acked"));
+    let b = &run["broker"];
+    assert_eq!(b["topic"]["partitions"].as_array().unwrap().len(), 3);
+    assert_eq!(b["topic"]["created"], true);
+    assert_eq!(b["topic"]["deleted"], true);
+    assert_eq!(b["client"]["acks"], 1);
+    assert_eq!(b["client"]["linger_ns"], 0);
+    assert!(
+        b["cluster"]["features"]["metadata.version"]
+            .as_i64()
+            .unwrap()
+            > 0
+    );
+    let topic = b["topic"]["name"].as_str().unwrap();
+    assert!(
+        !broker.topic(&["list"]).contains(topic),
+        "{topic} left behind"
+    );
+    // acks=all on one broker is acks=1, and the run says so.
+    let warned = |run: &Value, needle: &str| {
+        run["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains(needle))
+    };
+    let all = ok_run(
+        &boot,
+        &dir.path().join("all.json"),
+        &["--acks", "all", "--runtime", "1s"],
+    );
+    assert!(warned(&all, "the same as acks=1"), "{}", all["warnings"]);
+    assert_accounted(&all);
+
+    // acks=0: no acknowledgement, so no publish series; e2e counts all.
+    let zero = ok_run(
+        &boot,
+        &dir.path().join("acks0.json"),
+        &["--acks", "0", "--runtime", "1s"],
+    );
+    assert_eq!(series_tags(&zero), ["publish.queue", "e2e", "self"]);
+    assert!(warned(&zero, "acks=0"));
+    let r = records(&zero);
+    assert_eq!(n(r, "acked"), 0);
+    assert_eq!(n(r, "unacknowledged"), n(r, "sent"));
+    assert_eq!(n(r, "consumed"), n(r, "sent"));
+    assert_accounted(&zero);
+
+    // Closed loop: one record at a time, each consumed before the next.
+    let closed = ok_run(
+        &boot,
+        &dir.path().join("closed.json"),
+        &[
+            "--closed-loop",
+            "--runtime",
+            "1s",
+            "--keep-topic",
+            "--topic",
+            "kept",
+        ],
+    );
+    assert_eq!(closed["load"], "closed-loop");
+    assert_accounted(&closed);
+    assert!(n(records(&closed), "consumed") > 50);
+    assert!(broker.topic(&["list"]).contains("kept"));
+    // The kept topic is reused, and its older records are not this run's.
+    let again = ok_run(
+        &boot,
+        &dir.path().join("again.json"),
+        &["--runtime", "1s", "--topic", "kept"],
+    );
+    assert_eq!(again["broker"]["topic"]["created"], false);
+    assert_accounted(&again);
+
+    // A record too large for the topic is refused before measuring.
+    let too_big = cauda()
+        .args([
+            "broker",
+            "--bootstrap",
+            &boot,
+            "-q",
+            "--size",
+            "2M",
+            "--runtime",
+            "1s",
+        ])
+        .arg("-o")
+        .arg(dir.path().join("big.json"))
+        .output()
+        .unwrap();
+    assert_eq!(too_big.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&too_big.stderr).contains("max.message.bytes"));
+
+    // Frozen for 500 ms at 1000 records/s: the backlog is in publish and
+    // e2e, every record is still accounted for.
+    let out = dir.path().join("frozen.json");
+    let mut child = cauda_process()
+        .args(["broker", "--bootstrap", &boot, "-q", "--warmup", "200ms"])
+        .args(["--rate", "1000/s", "--runtime", "3s", "-o"])
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1700));
+    let pid = broker.pid(1).to_string();
+    let signal = |sig: &str| {
+        assert!(
+            std::process::Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    signal("-STOP");
+    std::thread::sleep(Duration::from_millis(500));
+    signal("-CONT");
+    assert!(child.wait().unwrap().success());
+    let frozen = read_json(&out);
+    assert_accounted(&frozen);
+    for tag in ["publish", "e2e"] {
+        assert!(
+            p99_ns(&frozen, tag) >= 100_000_000,
+            "{tag} p99 {} ns",
+            p99_ns(&frozen, tag)
+        );
+    }
+
+    // The broker killed mid-run: exit 1, the intervals so far saved.
+    let out = dir.path().join("killed.json");
+    let child = cauda_process()
+        .args(["broker", "--bootstrap", &boot, "-q", "--warmup", "200ms"])
+        .args([
+            "--rate",
+            "500/s",
+            "--runtime",
+            "20s",
+            "--timeout",
+            "2s",
+            "-o",
+        ])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    signal("-KILL");
+    let ended = child.wait_with_output().unwrap();
+    assert_eq!(ended.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert!(stderr.contains("127.0.0.1"), "{stderr}");
+    let killed = read_json(&out);
+    let r = records(&killed);
+    assert!(n(r, "acked") > 500, "{r}");
+    assert_eq!(
+        n(r, "sent"),
+        n(r, "acked") + n(r, "failed") + n(r, "in_flight")
+    );
+}
+
+#[test]
+fn three_brokers_acks_all_waits_for_replicas() {
+    let Some(broker) = Broker::start(3) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let boot = broker.bootstrap.split(',').next().unwrap().to_string();
+    let run = ok_run(
+        &boot,
+        &dir.path().join("all.json"),
+        &[
+            "--acks",
+            "all",
+            "--replication-factor",
+            "3",
+            "--partitions",
+            "3",
+            "--runtime",
+            "2s",
+            "--topic-config",
+            "min.insync.replicas=2",
+        ],
+    );
+    assert_accounted(&run);
+    let b = &run["broker"];
+    assert_eq!(b["cluster"]["brokers"].as_array().unwrap().len(), 3);
+    assert_eq!(b["topic"]["replication_factor"], 3);
+    assert_eq!(b["topic"]["config"]["min.insync.replicas"], "2");
+    assert!(
+        !run["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains("same as acks=1"))
+    );
+    // Leaders are spread: the producer spoke to more than one broker.
+    let leaders: std::collections::BTreeSet<i64> = b["topic"]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["leader"].as_i64().unwrap())
+        .collect();
+    assert!(leaders.len() > 1, "{leaders:?}");
+}
+
+#[test]
+fn bad_input_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.json");
+    // Nothing listens on port 1 of loopback.
+    let refused = cauda()
+        .args(["broker", "--bootstrap", "127.0.0.1:1", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("cannot connect"), "{stderr}");
+    assert!(stderr.contains("kafka.sh start"), "{stderr}");
+    assert!(!out.exists());
+    for (args, needle) in [
+        (&["--acks", "2"][..], "acks is 0, 1 or all"),
+        (&["--size", "10"], "--size 10"),
+        (&["--topic", "no spaces"], "topic names"),
+        (&["--producers", "0"], "--producers 0"),
+        (&["--topic-config", "flush.messages"], "NAME=VALUE"),
+    ] {
+        let got = cauda()
+            .args(["broker", "--bootstrap", "127.0.0.1:1", "-q"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(got.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&got.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
