@@ -100,6 +100,12 @@ pub struct BrokerArgs {
     /// long (not measured; consumers skip them).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
     pub warmup: u64,
+    /// Run the same workload three times, with acks 0, 1 and all in turn
+    /// (three run files: -o's name with -acks0, -acks1, -acksall), then
+    /// print their percentiles side by side and compare acks=1 with the
+    /// other two, with confidence intervals.
+    #[arg(long, conflicts_with = "acks")]
+    pub acks_matrix: bool,
     /// Output options.
     #[command(flatten)]
     pub output: RunOutputArgs,
