@@ -593,6 +593,7 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
         ExportFormat::Hgrm => (output::OwnKind::Other, |i, a| {
             export::to_hgrm(i, a.hgrm_unit)
         }),
+        ExportFormat::Omb => (output::OwnKind::Other, |i, _| formats::omb::to_omb(i)),
         ExportFormat::Parquet => return convert_parquet(args),
     };
     let checked = output::check_writable(&args.output, kind, args.force, "-o")?;

@@ -143,6 +143,7 @@ fn one_broker_open_loop_acks_and_faults() {
             .unwrap()
             > 0
     );
+    omb_export_matches(&dir.path().join("acks1.json"));
     let topic = b["topic"]["name"].as_str().unwrap();
     assert!(
         !broker.topic(&["list"]).contains(topic),
@@ -365,4 +366,72 @@ fn bad_input_is_refused_before_measuring() {
         let stderr = String::from_utf8_lossy(&got.stderr);
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+}
+
+/// `convert --to omb`: every field OMB's `TestResult` has, in its units
+/// (publish ms, delay µs, e2e ms), agreeing with `cauda analyze`.
+fn omb_export_matches(run: &Path) {
+    let out = run.with_extension("omb.json");
+    common::succeeded(
+        cauda()
+            .arg("convert")
+            .arg(run)
+            .args(["--to", "omb", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    let doc = read_json(&out);
+    for key in ["workload", "driver"] {
+        assert!(doc[key].is_string(), "{key}");
+    }
+    for key in [
+        "messageSize",
+        "topics",
+        "partitions",
+        "producersPerTopic",
+        "consumersPerTopic",
+    ] {
+        assert!(doc[key].is_u64(), "{key}");
+    }
+    for key in ["publishRate", "publishErrorRate", "consumeRate", "backlog"] {
+        assert_eq!(
+            doc[key].as_array().unwrap().len(),
+            1,
+            "{key}: one 10 s window"
+        );
+    }
+    for prefix in ["publishLatency", "publishDelayLatency", "endToEndLatency"] {
+        let cap = format!("{}{}", prefix[..1].to_uppercase(), &prefix[1..]);
+        for suffix in [
+            "Avg", "50pct", "75pct", "95pct", "99pct", "999pct", "9999pct", "99999pct", "Max",
+        ] {
+            assert!(
+                doc[format!("{prefix}{suffix}")].is_array(),
+                "{prefix}{suffix}"
+            );
+            assert!(
+                doc[format!("aggregated{cap}{suffix}")].is_number(),
+                "{cap}{suffix}"
+            );
+        }
+        let q = doc[format!("aggregated{cap}Quantiles")]
+            .as_object()
+            .unwrap();
+        for key in ["50.0", "99.0", "99.9", "99.99", "99.999", "100.0"] {
+            assert!(q[key].is_number(), "{cap} quantile {key}");
+        }
+    }
+    assert!(doc["publishDelayLatency99pct"][0].is_u64(), "µs, whole");
+    let all = common::summaries(run, &[]);
+    let p50 = |tag: &str| {
+        common::series(&all, tag)["percentiles"]["50"]
+            .as_f64()
+            .unwrap()
+    };
+    let ms = |key: &str| doc[key].as_f64().unwrap() * 1e6;
+    assert!((ms("aggregatedPublishLatency50pct") - p50("publish.service")).abs() < 1.0);
+    assert!((ms("aggregatedEndToEndLatency50pct") - p50("e2e")).abs() < 1.0);
+    let n = |key: &str| doc[key][0].as_f64().unwrap();
+    assert!((n("publishRate") - n("consumeRate")).abs() < 1.0);
 }

@@ -40,6 +40,8 @@ pub enum ExportFormat {
     /// Two Parquet tables in the directory -o names: intervals.parquet (one
     /// row per series per interval) and buckets.parquet (the histograms).
     Parquet,
+    /// OpenMessaging Benchmark's result JSON, from one `cauda broker` run.
+    Omb,
 }
 
 /// Refuses inputs that hold only percentiles a tool printed: they have no

@@ -17,6 +17,7 @@ pub mod hlog;
 pub mod lines;
 pub mod merge;
 pub mod numbers;
+pub mod omb;
 pub mod parquet;
 pub mod prometheus;
 pub mod reader;
