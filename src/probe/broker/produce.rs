@@ -363,7 +363,8 @@ impl Producer {
     }
 
     fn batch_full(&self, batch: &Batch) -> bool {
-        batch.records.len() * (self.settings.record_bytes + 20) >= self.settings.batch_bytes
+        batch.records.len() * (self.settings.record_bytes + RECORD_OVERHEAD)
+            >= self.settings.batch_bytes
     }
 
     /// Writes every batch that is due, one request per leader.
@@ -398,9 +399,17 @@ impl Producer {
             if due.is_empty() {
                 continue;
             }
+            // At most --batch-bytes per partition and request; the rest of
+            // a backlog goes in the next one.
+            let most =
+                (self.settings.batch_bytes / (self.settings.record_bytes + RECORD_OVERHEAD)).max(1);
             let batches: Vec<(usize, Vec<Pending>)> = due
                 .into_iter()
-                .map(|s| (s, std::mem::take(&mut self.batches[s].records)))
+                .map(|s| {
+                    let records = &mut self.batches[s].records;
+                    let rest = records.split_off(most.min(records.len()));
+                    (s, std::mem::replace(records, rest))
+                })
                 .collect();
             let request = self.request_for(&batches, ledger)?;
             let sent_ns = clock.now();
@@ -711,6 +720,9 @@ impl Producer {
         }
     }
 }
+
+/// A record's framing in a v2 batch beside its value, about.
+const RECORD_OVERHEAD: usize = 20;
 
 /// Produce errors a new or moving partition gives for a moment:
 /// UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
