@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Apache Kafka 4.1.1 broker (KRaft mode, no ZooKeeper) on loopback,
-# from Maven Central's jars: the broker the coming `cauda broker` and its
+# from Maven Central's jars: the broker `cauda broker` and its
 # tests run against, for anyone who has Java and Maven but no broker.
 #
 #   scripts/kafka.sh fetch

@@ -126,6 +126,7 @@ fn one_broker_open_loop_acks_and_faults() {
         ]
     );
     assert_accounted(&run);
+    common::assert_valid(&common::validator("run.schema.json"), &run);
     let r = records(&run);
     assert!(n(r, "sent") >= 790, "{r}"); // 400/s for 2 s
     assert_eq!(n(r, "acked"), n(r, "sent"));

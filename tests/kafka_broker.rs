@@ -1,5 +1,5 @@
-//! The real Kafka broker `scripts/kafka.sh` starts, the one the coming
-//! `cauda broker` tests run against (issue 18): one broker, and a
+//! The real Kafka broker `scripts/kafka.sh` starts, the one the
+//! `cauda broker` tests run against (tests/broker.rs): one broker, and a
 //! three-node cluster hosting a topic with replication factor 3 and
 //! min.insync.replicas 2, each taking records from Kafka's own console
 //! producer and giving them back to its console consumer. Skipped without
