@@ -351,6 +351,26 @@ fn bad_input_is_refused_before_measuring() {
     assert!(stderr.contains("cannot connect"), "{stderr}");
     assert!(stderr.contains("kafka.sh start"), "{stderr}");
     assert!(!out.exists());
+    // A listener that is not Kafka and never answers: refused after the
+    // handshake's 5 s, not the 30 s timeout.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let _held = std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().take(1).collect();
+        std::thread::sleep(Duration::from_secs(8));
+        drop(held);
+    });
+    let started = std::time::Instant::now();
+    let not_kafka = cauda()
+        .args(["broker", "--bootstrap", &address, "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(not_kafka.status.code(), Some(2));
+    assert!(started.elapsed() < Duration::from_secs(8));
+    let stderr = String::from_utf8_lossy(&not_kafka.stderr);
+    assert!(stderr.contains("Kafka-protocol broker"), "{stderr}");
+    assert!(!out.exists());
     for (args, needle) in [
         (&["--acks", "2"][..], "acks is 0, 1 or all"),
         (&["--size", "10"], "--size 10"),

@@ -65,7 +65,8 @@ pub struct Bootstrap {
 /// Connects to `address`, asks for the broker's API versions and the
 /// cluster's brokers, and picks the versions to speak.
 pub fn bootstrap(address: &str, timeout: Duration) -> Result<Bootstrap> {
-    let mut conn = Conn::connect(address, timeout).map_err(|e| {
+    // A listener that is not Kafka may never answer: the handshake gets 5 s.
+    let mut conn = Conn::connect(address, timeout.min(Duration::from_secs(5))).map_err(|e| {
         input_error(format!(
             "{e}; is a Kafka-protocol broker listening there? (`scripts/kafka.sh start` runs one \
              on 127.0.0.1:9092)"
@@ -80,6 +81,7 @@ pub fn bootstrap(address: &str, timeout: Duration) -> Result<Bootstrap> {
              PLAINTEXT listener?"
         ))
     })?;
+    conn.set_timeout(timeout)?;
     if response.error_code != 0 {
         bail!(
             "the broker at {address} refused ApiVersions v3: {}",

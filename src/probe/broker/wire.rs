@@ -110,6 +110,13 @@ impl Conn {
         ))
     }
 
+    /// Changes the timeout of blocking reads and writes.
+    pub fn set_timeout(&mut self, timeout: Duration) -> Result<()> {
+        self.stream.set_read_timeout(Some(timeout))?;
+        self.stream.set_write_timeout(Some(timeout))?;
+        Ok(())
+    }
+
     /// The socket, to wait on.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.stream.as_fd()
