@@ -121,6 +121,12 @@ fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
         labels,
         start_at_unix_ns: output.start_at,
         metrics: output.metrics_listen,
+        kernel: {
+            let mut sources = output.kernel.clone();
+            sources.sort();
+            sources.dedup();
+            sources
+        },
     })
 }
 

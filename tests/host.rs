@@ -628,6 +628,7 @@ fn storm_run(dir: &Path) -> PathBuf {
         labels: Default::default(),
         start_at_unix_ns: None,
         metrics: None,
+        kernel: Vec::new(),
     };
     let storm_path = storm.clone();
     let dd = std::thread::spawn(move || {

@@ -358,6 +358,14 @@ pub struct RunOutputArgs {
     /// listens on loopback; give 0.0.0.0:PORT to be scraped from elsewhere.
     #[arg(long, value_name = "ADDR", value_parser = crate::probe::endpoint::parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Also measure inside the kernel, during exactly this run, into series
+    /// of the run file: `block` — the block layer's queue, device and total
+    /// time of this process's requests on the probe's device, per
+    /// direction; `runq` — run-queue delay of the probe's threads and of
+    /// the whole host. Needs root (or CAP_BPF and CAP_PERFMON) and a
+    /// kernel with BTF.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub kernel: Vec<crate::model::kernel::KernelSource>,
     /// Do not sample host counters (PSI, vmstat, …) each interval; for
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]

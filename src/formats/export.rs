@@ -213,6 +213,7 @@ pub fn run_with_summary(
         },
         disk: None,
         broker: None,
+        kernel: None,
         observers: Vec::new(),
         integrity: None,
     }

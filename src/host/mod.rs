@@ -5,5 +5,6 @@
 pub mod audit;
 pub mod counters;
 pub mod cpulist;
+pub mod kernel;
 pub mod snapshot;
 pub mod tune;

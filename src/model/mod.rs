@@ -8,6 +8,7 @@ pub mod disk;
 pub mod encoding;
 pub mod host;
 pub mod input;
+pub mod kernel;
 mod legacy_encoding;
 pub mod run;
 pub mod series;

@@ -150,6 +150,14 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub broker: Option<crate::model::broker::BrokerReport>,
+    /// `--kernel`: how the kernel series (block layer, run queue) were
+    /// measured and attributed, and what their programs cost.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub kernel: Option<crate::model::kernel::KernelReport>,
     /// cauda's own threads beside the probe's (the observer, which samples
     /// the host and beats the `self` heartbeat, and the collector): where
     /// they ran, what they cost and how often they woke; absent in

@@ -30,6 +30,7 @@
 use std::time::Duration;
 
 use crate::host::counters::{Reading, Sampler};
+use crate::host::kernel::Tracer;
 use crate::model::{Observer, Warning};
 use crate::probe::hiccup::IntervalSink;
 use crate::record::{Clock, Sink};
@@ -47,6 +48,17 @@ pub struct Boundaries {
     pub interval_ns: u64,
 }
 
+/// What the observer thread is to do at each boundary.
+pub struct Watching {
+    /// Record how late it woke (the `self` series).
+    pub heartbeat: bool,
+    /// Sample the host counters: the sampler and its baseline reading.
+    pub sampling: Option<(Sampler, Reading)>,
+    /// Read the kernel series' finished intervals, and stop them when the
+    /// probes are done.
+    pub tracer: Option<Tracer>,
+}
+
 /// What the observer thread saw.
 #[derive(Debug)]
 pub struct Watched {
@@ -54,17 +66,20 @@ pub struct Watched {
     pub heartbeat: Option<IntervalSink>,
     /// Host counter readings `[baseline, boundary 1, …, final]`, when asked.
     pub readings: Option<Vec<Reading>>,
+    /// The kernel series, stopped, with what is left to read.
+    pub tracer: Option<Tracer>,
     /// Where it ran, what it used and how often it woke.
     pub observer: Observer,
 }
 
 /// The observer thread: sleeps to each interval boundary until the probes
 /// are done (`done`, with an unpark), and there records how late it woke
-/// (`heartbeat`) and samples the host counters (`sampling`: the sampler
-/// and its baseline reading), then samples once more at the end.
+/// (`heartbeat`), samples the host counters (`sampling`: the sampler and
+/// its baseline reading) and reads the kernel series' finished intervals
+/// (`tracer`); at the end it stops the kernel series and samples once more.
 ///
-/// The sampling runs under SCHED_IDLE where the thread may come back from
-/// it, so it never delays a probe thread that wakes meanwhile.
+/// The sampling and reading run under SCHED_IDLE where the thread may come
+/// back from it, so they never delay a probe thread that wakes meanwhile.
 ///
 /// A boundary missed by more than an interval (the process was frozen)
 /// is recorded at each boundary it missed, late by as much as it was —
@@ -73,10 +88,14 @@ pub struct Watched {
 pub fn watch(
     placement: &Placement,
     boundaries: Boundaries,
-    heartbeat: bool,
-    sampling: Option<(Sampler, Reading)>,
+    watching: Watching,
     done: &dyn Fn() -> bool,
 ) -> Watched {
+    let Watching {
+        heartbeat,
+        sampling,
+        mut tracer,
+    } = watching;
     placement.enter();
     // Host noise, not the default 50 µs of timer slack.
     let _ = sys::set_timer_slack_ns(1);
@@ -99,16 +118,27 @@ pub fn watch(
         if let Some(sink) = sink.as_mut() {
             sink.record(now, 0, now.saturating_sub(boundary));
         }
-        if let (Some(sampler), Some(readings)) = (sampler.as_mut(), readings.as_mut()) {
-            // The sample (a few hundred µs of /proc reads) gives way to any
-            // probe thread that wants this CPU; the next wake-up, whose
-            // lateness is the heartbeat, is under the normal policy again.
+        let sampling = sampler.is_some() && readings.is_some();
+        if sampling || tracer.is_some() {
+            // The sample (a few hundred µs of /proc reads) and the kernel
+            // series' read give way to any probe thread that wants this
+            // CPU; the next wake-up, whose lateness is the heartbeat, is
+            // under the normal policy again.
             let yielding = may_yield && sys::set_idle_policy(true).is_ok();
-            readings.push(sampler.sample());
+            if let (Some(sampler), Some(readings)) = (sampler.as_mut(), readings.as_mut()) {
+                readings.push(sampler.sample());
+            }
+            if let Some(tracer) = tracer.as_mut() {
+                tracer.boundary(now);
+            }
             if yielding && sys::set_idle_policy(false).is_err() {
                 may_yield = false;
             }
         }
+    }
+    // The probes are done: the kernel's events from now on are not the run's.
+    if let Some(tracer) = tracer.as_mut() {
+        tracer.stop(clock.now());
     }
     if let (Some(sampler), Some(readings)) = (sampler.as_mut(), readings.as_mut()) {
         readings.push(sampler.sample());
@@ -116,6 +146,7 @@ pub fn watch(
     Watched {
         heartbeat: sink,
         readings,
+        tracer,
         observer: leave(THREAD),
     }
 }
@@ -265,7 +296,12 @@ mod tests {
                     interval_ns,
                 };
                 let done = || done.load(Ordering::Acquire);
-                watch(&Placement::default(), boundaries, true, None, &done)
+                let watching = Watching {
+                    heartbeat: true,
+                    sampling: None,
+                    tracer: None,
+                };
+                watch(&Placement::default(), boundaries, watching, &done)
             });
             std::thread::sleep(after);
             done.store(true, Ordering::Release);

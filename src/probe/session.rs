@@ -20,7 +20,9 @@ use anyhow::{Context, Result, anyhow};
 use crate::analyze::summary::series_summaries;
 use crate::formats::hlog::HlogWriter;
 use crate::host::counters::{self, Reading, Sampler};
+use crate::host::kernel::{self, Tracer};
 use crate::host::snapshot::{self, HostRoot};
+use crate::model::kernel::KernelSource;
 use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, Observer, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output::{self, Checked};
@@ -47,6 +49,8 @@ pub struct Destination {
     pub start_at_unix_ns: Option<u128>,
     /// `--metrics-listen`: where to serve the live view to Prometheus.
     pub metrics: Option<std::net::SocketAddr>,
+    /// `--kernel`: the kernel series to record beside the probe's.
+    pub kernel: Vec<KernelSource>,
 }
 
 impl Destination {
@@ -123,6 +127,9 @@ pub struct Observe {
     /// Record the `self` heartbeat: how late cauda's observer thread woke
     /// at each interval boundary ([`observers::watch`]).
     pub self_hiccups: bool,
+    /// The kernel series count every process's block requests, not only
+    /// this one's (`cauda kernel`, which watches what others do).
+    pub whole_host: bool,
 }
 
 static HOST_COUNTERS: AtomicBool = AtomicBool::new(true);
@@ -141,6 +148,7 @@ impl Default for Observe {
             block_device: None,
             host_counters: HOST_COUNTERS.load(Ordering::Relaxed),
             self_hiccups: SELF_THREAD.load(Ordering::Relaxed),
+            whole_host: false,
         }
     }
 }
@@ -212,6 +220,18 @@ where
             let checked = output::check_writable(&path, output::OwnKind::RunFile, false, "-o")?;
             (path, checked)
         }
+    };
+    // Loaded and attached before anything runs: a kernel that refuses the
+    // programs stops the run here (exit 2), and the load's cost (the
+    // kernel's BTF is parsed) is not in any interval.
+    let mut tracer = if destination.kernel.is_empty() {
+        None
+    } else {
+        Some(Tracer::attach(&kernel::Request {
+            sources: destination.kernel.clone(),
+            process: (!observe.whole_host).then(std::process::id),
+            device: observe.block_device.clone(),
+        })?)
     };
     let host = snapshot::capture_full(&HostRoot::default());
     let clock = MonotonicClock;
@@ -287,6 +307,9 @@ where
         // their CPUs where they can.
         let placement = {
             let ids = thread_ids.lock().map(|ids| ids.clone()).unwrap_or_default();
+            if let Some(tracer) = tracer.as_mut() {
+                tracer.own_threads(&ids)?;
+            }
             Placement::beside(&sys::allowed_cpus(), &ids)
         };
 
@@ -306,6 +329,9 @@ where
         });
         let baseline = sampler.as_mut().map(Sampler::sample);
         let run_start = clock.now();
+        if let Some(tracer) = tracer.as_mut() {
+            tracer.arm(run_start, plan.interval_ns)?;
+        }
         let hlog = match &destination.hlog {
             Some(p) => {
                 let checked = hlog_checked.unwrap_or(Checked::New);
@@ -351,7 +377,8 @@ where
         // it would have observed.
         let heartbeat = observe.self_hiccups;
         let sampling = sampler.zip(baseline);
-        let watcher = (heartbeat || sampling.is_some())
+        let tracing = tracer.take();
+        let watcher = (heartbeat || sampling.is_some() || tracing.is_some())
             .then(|| {
                 let placement = placement.clone();
                 std::thread::Builder::new()
@@ -361,7 +388,12 @@ where
                             run_start_ns: run_start,
                             interval_ns: plan.interval_ns,
                         };
-                        observers::watch(&placement, schedule, heartbeat, sampling, &done)
+                        let watching = observers::Watching {
+                            heartbeat,
+                            sampling,
+                            tracer: tracing,
+                        };
+                        observers::watch(&placement, schedule, watching, &done)
                     })
                     .ok()
             })
@@ -388,10 +420,27 @@ where
         let mut collected = collector
             .join()
             .map_err(|_| anyhow!("the collector thread panicked"))?;
-        let (heartbeat, readings, watcher_use) = match watched {
-            Some(w) => (w.heartbeat, w.readings, Some(w.observer)),
-            None => (None, None, None),
+        let (heartbeat, readings, tracer, watcher_use) = match watched {
+            Some(w) => (w.heartbeat, w.readings, w.tracer, Some(w.observer)),
+            None => (None, None, None, None),
         };
+        // The kernel series, on the probe's grid (or, with no series of
+        // the probe's, on the run's), before the `self` series.
+        let kernel_report = tracer.map(|tracer| {
+            let grid: Vec<(u64, u64)> = match collected.series.first() {
+                Some(first) => first
+                    .intervals
+                    .iter()
+                    .map(|iv| (iv.start_ns, iv.length_ns))
+                    .collect(),
+                None => {
+                    kernel::grid_of(collected.end_ns.saturating_sub(run_start), plan.interval_ns)
+                }
+            };
+            let (series, report) = tracer.finish(&grid);
+            collected.series.extend(series);
+            report
+        });
         let observers = Observers {
             threads: [watcher_use, Some(collected.observer.clone())]
                 .into_iter()
@@ -415,10 +464,19 @@ where
             thread_error,
             host_counters,
             observers,
+            kernel_report,
         ))
     })?;
-    let (collected, run_start, start_time, start_unix_ns, thread_error, host_counters, observers) =
-        outcome;
+    let (
+        collected,
+        run_start,
+        start_time,
+        start_unix_ns,
+        thread_error,
+        host_counters,
+        observers,
+        kernel_report,
+    ) = outcome;
 
     let summary = series_summaries(&collected.series).map_err(|e| anyhow!(e))?;
     let mut run = RunFile {
@@ -442,6 +500,7 @@ where
         host_counters,
         disk: None,
         broker: None,
+        kernel: kernel_report,
         observers: observers.threads,
         integrity: None,
     };

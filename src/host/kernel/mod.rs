@@ -1,0 +1,448 @@
+//! Kernel series beside a probe's: the block layer (queue, device, total,
+//! per direction) and run-queue delay, measured inside the kernel by BPF
+//! programs during exactly the run, on the run's clock and intervals, with
+//! cauda's histogram precision.
+//!
+//! The programs (`bpf/cauda.bpf.c`) count each event into a histogram of
+//! cauda's own bucket layout (3 significant digits, 1 ns – 1 h; not
+//! biolatency's powers of two) with its exact count, sum, min and max,
+//! in one of four interval slots chosen by the event's completion time on
+//! `CLOCK_MONOTONIC`. Nothing per event crosses to user space: the observer
+//! thread, at the boundary it already wakes for, reads each interval's slot
+//! one interval after it ended (so no event is still being counted) and
+//! clears it ([`Tracer::boundary`]). The series come out as ordinary series
+//! ([`KERNEL_TAGS`]) on the run's interval grid.
+//!
+//! Attribution (libbpf-tools' events, keyed by the request, not by device
+//! and sector): a block request is the run's when the process that started
+//! it (`block_io_start`, in the submitter's context) is the run's and its
+//! device is the probe's; `runq` counts the probe's own threads, `runq.host`
+//! every thread.
+
+mod sys;
+
+use anyhow::Result;
+
+use crate::error::input_error;
+use crate::model::kernel::{KernelDropped, KernelProgram, KernelReport, KernelSource};
+use crate::model::{IntervalRecord, MeasuredFrom, Series};
+use crate::record::ExactStats;
+use crate::record::histogram::bucket_top;
+
+pub use crate::model::kernel::KERNEL_TAGS;
+
+/// What a run asks the kernel to measure.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The groups of series (`--kernel`).
+    pub sources: Vec<KernelSource>,
+    /// Count only block requests this process started (its pid).
+    pub process: Option<u32>,
+    /// Count only requests of this block device (`vda`, `loop3`, `nvme0n1p2`).
+    pub device: Option<String>,
+}
+
+/// The programs for each group, and the tracepoints each may attach to.
+fn programs(sources: &[KernelSource]) -> Vec<sys::Attach> {
+    let mut out = Vec::new();
+    if sources.contains(&KernelSource::Block) {
+        out.extend([
+            // block_io_start is 6.5+; before it, requests that go through
+            // an I/O scheduler show their start at insertion.
+            sys::Attach {
+                program: "block_io_start",
+                tracepoints: &["block_io_start", "block_rq_insert"],
+            },
+            sys::Attach {
+                program: "block_rq_issue",
+                tracepoints: &["block_rq_issue"],
+            },
+            sys::Attach {
+                program: "block_rq_complete",
+                tracepoints: &["block_rq_complete"],
+            },
+        ]);
+    }
+    if sources.contains(&KernelSource::Runq) {
+        out.extend([
+            sys::Attach {
+                program: "sched_wakeup",
+                tracepoints: &["sched_wakeup"],
+            },
+            sys::Attach {
+                program: "sched_wakeup_new",
+                tracepoints: &["sched_wakeup_new"],
+            },
+            sys::Attach {
+                program: "sched_switch",
+                tracepoints: &["sched_switch"],
+            },
+        ]);
+    }
+    out
+}
+
+/// The kernel's `dev_t` of a block device named as in `/sys/class/block`,
+/// with its `major:minor` as text.
+fn device_number(name: &str) -> Result<(u32, String)> {
+    let path = format!("/sys/class/block/{name}/dev");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        input_error(format!(
+            "--kernel block: cannot read {path} ({e}): is {name} a block device?"
+        ))
+    })?;
+    let text = text.trim();
+    let parsed = text
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+    let (major, minor) = parsed
+        .ok_or_else(|| input_error(format!("{path}: expected MAJOR:MINOR, read '{text}'")))?;
+    Ok(((major << 20) | minor, text.to_string()))
+}
+
+/// The kernel series of one run, from attach to the last read.
+#[derive(Debug)]
+pub struct Tracer {
+    loaded: sys::Loaded,
+    config: sys::Config,
+    request: Request,
+    device: Option<String>,
+    threads: Vec<i32>,
+    /// The indexes in [`KERNEL_TAGS`] recorded.
+    series: Vec<usize>,
+    /// Read intervals per recorded series, by interval index.
+    read: Vec<Vec<IntervalRecord>>,
+    /// The next interval to read.
+    next: u64,
+    torn: u64,
+}
+
+impl Tracer {
+    /// Loads and attaches the programs for `request`, before anything is
+    /// measured; nothing is counted until [`Tracer::arm`]. Every failure
+    /// is the user's to fix (privileges, kernel features, a device) and
+    /// exits 2 with what to do.
+    pub fn attach(request: &Request) -> Result<Tracer> {
+        let (dev, device) = match &request.device {
+            Some(name) if request.sources.contains(&KernelSource::Block) => {
+                let (dev, text) = device_number(name)?;
+                (dev, Some(format!("{name} ({text})")))
+            }
+            _ => (0, None),
+        };
+        let config = sys::Config {
+            tgid: request.process.unwrap_or(0),
+            dev,
+            ..sys::Config::default()
+        };
+        let loaded = sys::load(config, &programs(&request.sources)).map_err(explain)?;
+        let series: Vec<usize> = request
+            .sources
+            .iter()
+            .flat_map(|s| s.tags())
+            .filter_map(|tag| KERNEL_TAGS.iter().position(|t| t == tag))
+            .collect();
+        let tracer = Tracer {
+            loaded,
+            config,
+            request: request.clone(),
+            device,
+            threads: Vec::new(),
+            read: vec![Vec::new(); series.len()],
+            series,
+            next: 0,
+            torn: 0,
+        };
+        for slot in 0..sys::SLOTS {
+            tracer.clear(slot);
+        }
+        Ok(tracer)
+    }
+
+    /// Counts the probe's threads in the `runq` series.
+    pub fn own_threads(&mut self, tids: &[i32]) -> Result<()> {
+        self.loaded.add_own_threads(tids).map_err(|e| {
+            anyhow::anyhow!("cannot mark the probe's threads for --kernel runq: {e}")
+        })?;
+        self.threads.extend_from_slice(tids);
+        Ok(())
+    }
+
+    /// Starts counting: interval 0 begins at `run_start_ns` (monotonic).
+    pub fn arm(&mut self, run_start_ns: u64, interval_ns: u64) -> Result<()> {
+        self.config.run_start_ns = run_start_ns;
+        self.config.interval_ns = interval_ns;
+        self.loaded
+            .configure(self.config)
+            .map_err(|e| anyhow::anyhow!("cannot start the kernel series: {e}"))
+    }
+
+    /// At an interval boundary (`now_ns`): reads every interval that ended
+    /// at least one interval ago.
+    pub fn boundary(&mut self, now_ns: u64) {
+        let Some(elapsed) = now_ns.checked_sub(self.config.run_start_ns) else {
+            return;
+        };
+        let current = elapsed / self.config.interval_ns.max(1);
+        // Woken so late that the slots went round: the oldest unread
+        // intervals hold later events too.
+        self.torn += current.saturating_sub(self.next + sys::SLOTS as u64);
+        while self.next + 1 < current {
+            self.read_next();
+        }
+    }
+
+    /// Stops counting at `now_ns`: events from then on are not the run's.
+    pub fn stop(&mut self, now_ns: u64) {
+        self.config.end_ns = now_ns.max(1);
+        // Failing here leaves the programs counting into later slots until
+        // they are detached; the intervals up to the end are read before.
+        let _ = self.loaded.configure(self.config);
+    }
+
+    /// Reads what is left, detaches the programs, and returns the series on
+    /// `grid` (the run's intervals) and how they were measured.
+    pub fn finish(mut self, grid: &[(u64, u64)]) -> (Vec<Series>, KernelReport) {
+        if self.config.end_ns == 0 {
+            self.stop(crate::sys::monotonic_ns());
+        }
+        while (self.next as usize) < grid.len() {
+            self.read_next();
+        }
+        let mut report = self.report();
+        let mut series = Vec::new();
+        for (&index, read) in self.series.iter().zip(std::mem::take(&mut self.read)) {
+            // A series that counted nothing (the writes of a read-only
+            // run) is named in the report, not written as empty intervals.
+            if read.iter().all(|iv| iv.count == 0) {
+                report.empty_series.push(KERNEL_TAGS[index].to_string());
+            } else {
+                series.push(on_grid(KERNEL_TAGS[index], read, grid));
+            }
+        }
+        (series, report)
+        // `self.loaded` drops here: the programs detach.
+    }
+
+    fn report(&self) -> KernelReport {
+        let costs = self.loaded.costs();
+        let programs = self
+            .loaded
+            .attached
+            .iter()
+            .map(|(program, tracepoint)| {
+                let cost = costs.iter().find(|c| c.program == *program);
+                let (runs, run_ns) = cost.map_or((0, 0), |c| (c.runs, c.run_ns));
+                KernelProgram {
+                    program: (*program).into(),
+                    tracepoint: (*tracepoint).into(),
+                    runs,
+                    run_ns,
+                    ns_per_run: if runs == 0 {
+                        0.0
+                    } else {
+                        run_ns as f64 / runs as f64
+                    },
+                }
+            })
+            .collect();
+        let [requests_untracked, wakeups_untracked, other_operations] = self.loaded.dropped();
+        KernelReport {
+            sources: self.request.sources.clone(),
+            attribution: self.attribution(),
+            device: self.device.clone(),
+            process: self.request.process,
+            threads: self.threads.clone(),
+            programs,
+            dropped: KernelDropped {
+                requests_untracked,
+                wakeups_untracked,
+                other_operations,
+            },
+            map_bytes: self.loaded.map_bytes(),
+            torn_intervals: self.torn,
+            empty_series: Vec::new(),
+        }
+    }
+
+    fn attribution(&self) -> String {
+        let mut parts = Vec::new();
+        if self.request.sources.contains(&KernelSource::Block) {
+            let who = match self.request.process {
+                Some(pid) => format!("started by process {pid} (block_io_start in its context)"),
+                None => "started by any process".into(),
+            };
+            let which = match &self.device {
+                Some(d) => format!("on {d}"),
+                None => "on any device".into(),
+            };
+            parts.push(format!(
+                "block: requests {who} {which}; an interval holds the requests that \
+                 completed in it; reads and writes only"
+            ));
+        }
+        if self.request.sources.contains(&KernelSource::Runq) {
+            parts.push(format!(
+                "runq: {} thread(s) of the probe; runq.host: every thread; a wait is \
+                 counted in the interval it ends in",
+                self.threads.len()
+            ));
+        }
+        parts.join("; ")
+    }
+
+    /// Reads interval `next` out of its slot into `read`, and clears the slot.
+    fn read_next(&mut self) {
+        let index = self.next;
+        let slot = (index % sys::SLOTS as u64) as usize;
+        for (at, &series) in self.series.iter().enumerate() {
+            let words = self.loaded.stats(slot, series);
+            let load = |i: usize| words[i].load(std::sync::atomic::Ordering::Acquire);
+            let stats = ExactStats {
+                count: load(0),
+                sum: u128::from(load(1)),
+                min: load(2),
+                max: load(3),
+                clamped: load(4),
+            };
+            let record = if stats.count == 0 {
+                IntervalRecord::empty(0, 0)
+            } else {
+                let buckets = self.loaded.buckets(slot, series);
+                let entries: Vec<(u64, u64)> = buckets
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| {
+                        let n = c.load(std::sync::atomic::Ordering::Relaxed);
+                        (n > 0).then(|| (bucket_top(i), n))
+                    })
+                    .collect();
+                let held: u64 = entries.iter().map(|(_, n)| n).sum();
+                if held != stats.count {
+                    self.torn += 1;
+                }
+                IntervalRecord::from_buckets(0, 0, &stats, entries)
+            };
+            let read = &mut self.read[at];
+            read.resize(index as usize, IntervalRecord::empty(0, 0));
+            read.push(record);
+        }
+        self.clear(slot);
+        self.next += 1;
+    }
+
+    fn clear(&self, slot: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for &series in &self.series {
+            for bucket in self.loaded.buckets(slot, series) {
+                if bucket.load(Relaxed) != 0 {
+                    bucket.store(0, Relaxed);
+                }
+            }
+            let stats = self.loaded.stats(slot, series);
+            for (i, word) in stats.iter().enumerate() {
+                word.store(if i == 2 { u64::MAX } else { 0 }, Relaxed);
+            }
+        }
+    }
+}
+
+/// A kernel series on the run's grid of (start, length) intervals.
+fn on_grid(tag: &str, read: Vec<IntervalRecord>, grid: &[(u64, u64)]) -> Series {
+    let mut series = Series::new(tag.into(), MeasuredFrom::ActualStart);
+    let mut read = read.into_iter();
+    for &(start_ns, length_ns) in grid {
+        let mut record = read
+            .next()
+            .unwrap_or_else(|| IntervalRecord::empty(start_ns, length_ns));
+        record.start_ns = start_ns;
+        record.length_ns = length_ns;
+        series.intervals.push(record);
+    }
+    series
+}
+
+/// Turns a load failure into what the user can do about it (exit 2).
+fn explain(error: sys::LoadError) -> anyhow::Error {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "this kernel".into());
+    let message = match error {
+        sys::LoadError::NoBtf(e) => format!(
+            "--kernel: this kernel ({kernel}) has no readable BTF at /sys/kernel/btf/vmlinux \
+             ({e}); the kernel series need a kernel built with CONFIG_DEBUG_INFO_BTF"
+        ),
+        sys::LoadError::NoTracepoint(program, tracepoints) => format!(
+            "--kernel: {kernel} has none of the tracepoints {} for {program}; \
+             drop the group that needs it from --kernel",
+            tracepoints.join(", ")
+        ),
+        sys::LoadError::Refused(_, Some(libc::EPERM | libc::EACCES), _) => {
+            "--kernel: loading BPF programs needs root, or CAP_BPF and CAP_PERFMON \
+             (this process has neither): run cauda as root, give it those capabilities \
+             (setcap cap_bpf,cap_perfmon+ep), or drop --kernel"
+                .to_string()
+        }
+        sys::LoadError::Refused(program, errno, log) => {
+            let what = program.map_or("the BPF object".to_string(), |p| format!("program {p}"));
+            let log: Vec<&str> = log.lines().rev().take(8).collect();
+            let log: Vec<&str> = log.into_iter().rev().collect();
+            format!(
+                "--kernel: {kernel} refused {what}{}: {}; drop --kernel, or report this \
+                 with the kernel version",
+                errno.map_or(String::new(), |e| format!(
+                    " ({})",
+                    std::io::Error::from_raw_os_error(e)
+                )),
+                log.join(" | ")
+            )
+        }
+    };
+    input_error(message)
+}
+
+/// The run's interval grid when no series gives one: intervals of
+/// `interval_ns` from the start to `elapsed_ns`, the last one partial, at
+/// least one (the collector's rule).
+pub fn grid_of(elapsed_ns: u64, interval_ns: u64) -> Vec<(u64, u64)> {
+    let interval = interval_ns.max(1);
+    let count = elapsed_ns.div_ceil(interval).max(1);
+    (0..count)
+        .map(|i| {
+            let start = i * interval;
+            (start, elapsed_ns.saturating_sub(start).clamp(1, interval))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grid_ends_with_a_partial_interval() {
+        assert_eq!(
+            grid_of(2_500, 1_000),
+            vec![(0, 1_000), (1_000, 1_000), (2_000, 500)]
+        );
+        assert_eq!(grid_of(0, 1_000), vec![(0, 1)]);
+        assert_eq!(grid_of(2_000, 1_000), vec![(0, 1_000), (1_000, 1_000)]);
+    }
+
+    #[test]
+    fn each_group_attaches_its_programs() {
+        let block: Vec<_> = programs(&[KernelSource::Block])
+            .iter()
+            .map(|a| a.program)
+            .collect();
+        assert_eq!(
+            block,
+            ["block_io_start", "block_rq_issue", "block_rq_complete"]
+        );
+        assert_eq!(programs(&[KernelSource::Runq]).len(), 3);
+        assert_eq!(
+            KernelSource::Block.tags().len() + KernelSource::Runq.tags().len(),
+            KERNEL_TAGS.len()
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! The platform side of the kernel series: loading `bpf/cauda.bpf.o` with
+//! aya, attaching its BTF tracepoints, and sharing its histogram maps with
+//! the kernel through `mmap`.
+//!
+//! aya (pure Rust: no libbpf, no libelf) parses the object, relocates it
+//! against `/sys/kernel/btf/vmlinux` (CO-RE) and attaches `tp_btf`
+//! programs, which need neither kprobes nor a mounted tracefs. The object
+//! is built by `bpf/build.sh` and committed, so building cauda needs no
+//! clang. Everything loaded is owned by [`Loaded`]: dropping it (on every
+//! exit path, and by the kernel when the process dies) detaches the
+//! programs and frees the maps; nothing is pinned.
+#![allow(unsafe_code)]
+
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::AtomicU64;
+
+use aya::maps::{Array, HashMap, MapData};
+use aya::programs::{BtfTracePoint, ProgramError};
+use aya::{Btf, Ebpf, EbpfLoader};
+
+/// The compiled programs (`bpf/build.sh`).
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../../../bpf/cauda.bpf.o");
+
+/// Interval slots per series in the kernel's maps (`SLOTS` in the C).
+pub const SLOTS: usize = 4;
+/// Series the programs count (`enum series` in the C).
+pub const SERIES: usize = 8;
+/// Buckets per histogram: cauda's layout from 1 ns to one hour.
+pub const BUCKETS: usize = 33_792;
+/// Reasons an event was not counted (`enum dropped` in the C).
+pub const DROPPED_KINDS: usize = 3;
+
+/// What the programs count and when (`struct cauda_config`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Config {
+    /// Monotonic ns of the run's start; 0 records nothing.
+    pub run_start_ns: u64,
+    /// Interval length, ns.
+    pub interval_ns: u64,
+    /// Monotonic ns from which nothing is recorded; 0 while running.
+    pub end_ns: u64,
+    /// Block requests submitted by this process only (0: any).
+    pub tgid: u32,
+    /// Block requests of this device only (kernel `dev_t`; 0: any).
+    pub dev: u32,
+}
+
+// SAFETY: four-byte and eight-byte integers only, laid out as the C struct
+// (32 bytes, no padding); any bit pattern is a valid value.
+unsafe impl aya::Pod for Config {}
+
+/// One program to attach: its name in the object and the tracepoints to
+/// try, the first the kernel has.
+#[derive(Clone, Copy, Debug)]
+pub struct Attach {
+    /// The program's function name.
+    pub program: &'static str,
+    /// Tracepoint names, in order of preference.
+    pub tracepoints: &'static [&'static str],
+}
+
+/// Why loading failed, with what the kernel said.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The kernel's BTF could not be read.
+    NoBtf(String),
+    /// None of a program's tracepoints exists in this kernel.
+    NoTracepoint(&'static str, &'static [&'static str]),
+    /// The kernel refused the object or a program: the program's name (or
+    /// `None` for the object), the errno and the verifier's log.
+    Refused(Option<&'static str>, Option<i32>, String),
+}
+
+/// Programs loaded and attached, and the histogram maps shared with them.
+pub struct Loaded {
+    ebpf: Ebpf,
+    hist: Mapping,
+    stats: Mapping,
+    /// Held open while the run goes: the kernel counts each program's runs
+    /// and run time (`BPF_ENABLE_STATS`) while any such descriptor is open.
+    _run_stats: Option<OwnedFd>,
+    /// The tracepoint each program was attached to.
+    pub attached: Vec<(&'static str, &'static str)>,
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("attached", &self.attached)
+            .finish()
+    }
+}
+
+/// A program's own cost so far, as the kernel counted it.
+#[derive(Clone, Debug)]
+pub struct ProgramCost {
+    /// The program's name.
+    pub program: String,
+    /// Times it ran.
+    pub runs: u64,
+    /// Time it ran, ns.
+    pub run_ns: u64,
+}
+
+fn errno_of(error: &ProgramError) -> (Option<i32>, String) {
+    match error {
+        ProgramError::LoadError {
+            io_error,
+            verifier_log,
+        } => (io_error.raw_os_error(), verifier_log.to_string()),
+        ProgramError::SyscallError(e) => (e.io_error.raw_os_error(), e.to_string()),
+        other => (None, other.to_string()),
+    }
+}
+
+/// Loads the object, writes `config`, and attaches `programs`.
+pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
+    let btf = Btf::from_sys_fs().map_err(|e| LoadError::NoBtf(e.to_string()))?;
+    let mut ebpf = EbpfLoader::new()
+        .btf(Some(&btf))
+        .load(OBJECT)
+        .map_err(|e| {
+            let errno = std::error::Error::source(&e)
+                .and_then(|s| s.downcast_ref::<std::io::Error>())
+                .and_then(std::io::Error::raw_os_error)
+                .or_else(|| errno_in(&e.to_string()));
+            LoadError::Refused(None, errno, e.to_string())
+        })?;
+    let run_stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
+    write_config(&mut ebpf, config).map_err(|e| LoadError::Refused(None, None, e))?;
+    let hist = Mapping::of(&ebpf, "hist", SLOTS * SERIES * BUCKETS * 8)
+        .map_err(|e| LoadError::Refused(None, None, e))?;
+    let stats = Mapping::of(&ebpf, "stats", SLOTS * SERIES * 5 * 8)
+        .map_err(|e| LoadError::Refused(None, None, e))?;
+    let mut attached = Vec::new();
+    for attach in programs {
+        let refused = |e: ProgramError| {
+            let (errno, log) = errno_of(&e);
+            LoadError::Refused(Some(attach.program), errno, log)
+        };
+        let program: &mut BtfTracePoint = ebpf
+            .program_mut(attach.program)
+            .ok_or_else(|| {
+                LoadError::Refused(Some(attach.program), None, "not in the object".into())
+            })?
+            .try_into()
+            .map_err(refused)?;
+        // A tracepoint the kernel lacks fails in the BTF lookup, before
+        // anything is loaded: then the next one is tried.
+        let mut chosen = None;
+        for &tracepoint in attach.tracepoints {
+            match program.load(tracepoint, &btf) {
+                Ok(()) => {
+                    chosen = Some(tracepoint);
+                    break;
+                }
+                Err(ProgramError::Btf(_)) => continue,
+                Err(e) => return Err(refused(e)),
+            }
+        }
+        let tracepoint =
+            chosen.ok_or(LoadError::NoTracepoint(attach.program, attach.tracepoints))?;
+        program.attach().map_err(refused)?;
+        attached.push((attach.program, tracepoint));
+    }
+    Ok(Loaded {
+        ebpf,
+        hist,
+        stats,
+        _run_stats: run_stats,
+        attached,
+    })
+}
+
+/// The first `os error N` in a message (aya puts the errno of a failed
+/// map creation only in its text).
+fn errno_in(message: &str) -> Option<i32> {
+    let at = message.find("os error ")? + "os error ".len();
+    message[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn write_config(ebpf: &mut Ebpf, config: Config) -> Result<(), String> {
+    let map = ebpf.map_mut("config").ok_or("no config map")?;
+    let mut array: Array<&mut MapData, Config> = Array::try_from(map).map_err(|e| e.to_string())?;
+    array.set(0, config, 0).map_err(|e| e.to_string())
+}
+
+impl Loaded {
+    /// Rewrites the programs' settings (arming at the run's start,
+    /// stopping at its end).
+    pub fn configure(&mut self, config: Config) -> Result<(), String> {
+        write_config(&mut self.ebpf, config)
+    }
+
+    /// Marks threads as the probe's own (the `runq` series).
+    pub fn add_own_threads(&mut self, tids: &[i32]) -> Result<(), String> {
+        let map = self.ebpf.map_mut("own").ok_or("no own map")?;
+        let mut own: HashMap<&mut MapData, u32, u8> =
+            HashMap::try_from(map).map_err(|e| e.to_string())?;
+        for &tid in tids {
+            own.insert(tid as u32, 1, 0).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Bucket counts of series `series` in slot `slot`, shared with the
+    /// kernel (read and cleared with atomic operations).
+    pub fn buckets(&self, slot: usize, series: usize) -> &[AtomicU64] {
+        let words = self.hist.words();
+        let at = (slot * SERIES + series) * BUCKETS;
+        &words[at..at + BUCKETS]
+    }
+
+    /// Count, sum, min, max and clamped of series `series` in slot `slot`.
+    pub fn stats(&self, slot: usize, series: usize) -> &[AtomicU64] {
+        let words = self.stats.words();
+        let at = (slot * SERIES + series) * 5;
+        &words[at..at + 5]
+    }
+
+    /// Events not counted, by reason (`enum dropped`).
+    pub fn dropped(&self) -> [u64; DROPPED_KINDS] {
+        let mut out = [0; DROPPED_KINDS];
+        if let Some(Ok(array)) = self
+            .ebpf
+            .map("dropped")
+            .map(Array::<&MapData, u64>::try_from)
+        {
+            for (i, slot) in out.iter_mut().enumerate() {
+                *slot = array.get(&(i as u32), 0).unwrap_or(0);
+            }
+        }
+        out
+    }
+
+    /// Each attached program's runs and run time so far.
+    pub fn costs(&self) -> Vec<ProgramCost> {
+        self.attached
+            .iter()
+            .filter_map(|(name, _)| {
+                let program = self.ebpf.program(name)?;
+                let info = program.info().ok()?;
+                Some(ProgramCost {
+                    program: (*name).to_string(),
+                    runs: info.run_count(),
+                    run_ns: info.run_time().as_nanos() as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// Bytes the maps hold in the kernel (their sizes as created).
+    pub fn map_bytes(&self) -> u64 {
+        self.ebpf
+            .maps()
+            .filter_map(|(_, map)| {
+                let info = match map {
+                    aya::maps::Map::Array(d)
+                    | aya::maps::Map::HashMap(d)
+                    | aya::maps::Map::LruHashMap(d) => d.info().ok()?,
+                    _ => return None,
+                };
+                Some(
+                    u64::from(info.max_entries())
+                        * (u64::from(info.key_size()) + u64::from(info.value_size())),
+                )
+            })
+            .sum()
+    }
+}
+
+/// A map's values mapped into this process (`BPF_F_MMAPABLE` arrays).
+struct Mapping {
+    at: *mut AtomicU64,
+    len: usize,
+}
+
+// SAFETY: the region is only ever accessed through `AtomicU64`s, which may
+// be shared between threads; the pointer itself is not thread-bound.
+unsafe impl Send for Mapping {}
+// SAFETY: as above: `&Mapping` only hands out `&[AtomicU64]`.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    fn of(ebpf: &Ebpf, name: &str, bytes: usize) -> Result<Mapping, String> {
+        let map = ebpf.map(name).ok_or_else(|| format!("no {name} map"))?;
+        let fd = match map {
+            aya::maps::Map::Array(data) => data.fd().as_fd().as_raw_fd(),
+            _ => return Err(format!("the {name} map is not an array")),
+        };
+        let len = bytes.div_ceil(4096) * 4096;
+        // SAFETY: a new shared mapping of a BPF_F_MMAPABLE array map's
+        // values (its fd is valid while `ebpf` lives, and the mapping keeps
+        // the map alive after); no Rust object aliases the new region.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(format!(
+                "cannot map the {name} map: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(Mapping {
+            at: at.cast(),
+            len: bytes / 8,
+        })
+    }
+
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: `at` points to `len` 8-byte-aligned u64s (a page-aligned
+        // mapping at least that long), alive until `self` is dropped; the
+        // kernel updates them with atomic instructions, so they are read
+        // and written here only as atomics.
+        unsafe { std::slice::from_raw_parts(self.at, self.len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        let len = (self.len * 8).div_ceil(4096) * 4096;
+        // SAFETY: unmaps exactly the region `of` mapped; no slice of it
+        // outlives `self` (they borrow it).
+        unsafe { libc::munmap(self.at.cast(), len) };
+    }
+}
