@@ -45,6 +45,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Merge(args) => merge(args),
         Command::Host(args) => host(args),
         Command::Hiccup(args) => hiccup(args),
+        Command::Kernel(args) => kernel(args),
         Command::Report(args) => report_html(args),
     }
 }
@@ -83,6 +84,27 @@ fn hiccup(args: cli::HiccupArgs) -> Result<Outcome> {
     }
     let finished = probe::hiccup::run(&config, &destination, &stop)?;
     finish_run(finished, args.output.quiet)
+}
+
+fn kernel(args: cli::KernelArgs) -> Result<Outcome> {
+    let config = args.config()?;
+    config.validate()?;
+    let stop = StopFlag::on_signals()?;
+    let destination = destination(&args.output)?;
+    if !args.output.quiet {
+        let what: Vec<&str> = config.sources.iter().map(|s| s.name()).collect();
+        eprintln!(
+            "cauda kernel: {} on {} — Ctrl-C stops and saves",
+            what.join(", "),
+            config.device.as_deref().unwrap_or("every device")
+        );
+    }
+    let (finished, code) = probe::kernel::run(&config, &destination, &stop)?;
+    let outcome = finish_run(finished, args.output.quiet)?;
+    Ok(match code {
+        Some(code) if code != 0 && outcome == Outcome::Done => Outcome::Exit(code),
+        _ => outcome,
+    })
 }
 
 fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {

@@ -8,6 +8,7 @@ pub mod co;
 pub mod compare;
 pub mod fanout;
 pub mod hints;
+pub mod layers;
 pub mod quantile;
 pub mod special;
 pub mod stalls;
@@ -108,6 +109,10 @@ pub struct InputAnalysis {
     pub interrupted: bool,
     /// One entry per series.
     pub series: Vec<SeriesAnalysis>,
+    /// Each probe series split at the block device, when the run has
+    /// kernel series (`--kernel block`): the time above the device.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<layers::LayerSplit>,
 }
 
 /// The analysis of one series.
@@ -387,6 +392,7 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
         })
         .collect::<Result<_>>()?;
     add_hints(input, &mut series);
+    let layers = layers::splits(&series);
     Ok(InputAnalysis {
         source: input.source.clone(),
         format: input.format,
@@ -395,6 +401,7 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
         duration_ns: input.run.as_ref().map(|r| r.duration_ns),
         interrupted: input.run.as_ref().is_some_and(|r| r.interrupted),
         series,
+        layers,
     })
 }
 
@@ -408,11 +415,26 @@ fn add_hints(input: &Loaded, analyses: &mut [SeriesAnalysis]) {
         .find(|s| s.role() == Role::Control)
         .and_then(|s| merge_with_points(s).ok())
         .map(|(_, points)| points);
+    let points_of = |tag: &str| {
+        let series = input.series.iter().find(|s| s.tag == tag)?;
+        merge_with_points(series).ok().map(|(_, points)| points)
+    };
+    let runq_points = points_of("runq");
     for analysis in analyses.iter_mut() {
         let own = Role::of_tag(&analysis.tag) == Role::Control;
+        let kernel = layers::is_kernel_series(&analysis.tag);
+        let device_points = crate::model::kernel::device_tag_of(&analysis.tag)
+            .filter(|_| !analysis.stalls.is_empty())
+            .and_then(points_of);
         for stall in &mut analysis.stalls {
             if let Some(points) = self_points.as_deref().filter(|_| !own) {
                 stall.hints.extend(hints::self_hint(points, stall));
+            }
+            if let Some(points) = &device_points {
+                stall.hints.extend(layers::device_hint(points, stall));
+            }
+            if let Some(points) = runq_points.as_deref().filter(|_| !own && !kernel) {
+                stall.hints.extend(layers::runq_hint(points, stall));
             }
             if let Some(counters) = counters {
                 let found = hints::counter_hints(counters, stall);

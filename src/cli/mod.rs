@@ -5,6 +5,7 @@ mod broker;
 mod disk;
 mod host;
 mod inputs;
+mod kernel;
 mod net;
 mod shard;
 
@@ -23,6 +24,7 @@ pub use host::{HoldArgs, HostArgs, HostAuditArgs, HostCommand, RollbackArgs, Tun
 pub use inputs::{
     AnalyzeArgs, BudgetList, CompareArgs, ConvertArgs, InputArgs, MergeArgs, ReportArgs,
 };
+pub use kernel::KernelArgs;
 pub use net::{NetArgs, ServeArgs};
 pub use shard::Shard;
 
@@ -116,6 +118,15 @@ pub enum Command {
     ///
     /// Example: cauda hiccup --runtime 10s --cpus 0,1
     Hiccup(HiccupArgs),
+    /// Measure inside the kernel while something else runs (biolatency
+    /// and runqlat class): block-layer queue, device and total time per
+    /// direction, and run-queue delay of the whole host, as per-interval
+    /// histograms with cauda's precision. Needs root (BPF).
+    ///
+    /// Example: cauda kernel --device vda -- fio job.fio
+    ///
+    /// Example: cauda kernel --kernel runq --runtime 30s
+    Kernel(KernelArgs),
     /// Write a self-contained HTML report with charts: summary with
     /// confidence intervals, percentile spectrum, histogram, timelines with
     /// stalls, host conditions, and a before/after table with --baseline.
@@ -175,6 +186,10 @@ pub struct LabArgs {
     /// Steps to leave out (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
     pub skip: Vec<crate::lab::steps::StepKind>,
+    /// Record kernel series beside each probe step (block, runq; see
+    /// `cauda timer --help`); skipped with the reason where BPF cannot load.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub kernel: Vec<crate::model::kernel::KernelSource>,
 }
 
 impl LabArgs {
@@ -184,6 +199,7 @@ impl LabArgs {
             dir: self.dir.clone(),
             quick: self.quick,
             skip: self.skip.clone(),
+            kernel: self.kernel.clone(),
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct LabConfig {
     pub quick: bool,
     /// Steps to leave out.
     pub skip: Vec<StepKind>,
+    /// Kernel series to record beside each probe step (`--kernel`).
+    pub kernel: Vec<crate::model::kernel::KernelSource>,
 }
 
 /// How one step ended.
@@ -54,7 +56,12 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
     let (lab_dir, free) = prepare_dir(&args.dir, !args.skip.contains(&StepKind::Disk))?;
     let disk_file = lab_dir.join("disk.data");
     let disk_size = steps::disk_size(free, args.quick);
-    let steps = steps::plan(&lab_dir, args.quick, &disk_file, disk_size, &args.skip);
+    let mut steps = steps::plan(&lab_dir, args.quick, &disk_file, disk_size, &args.skip);
+    if let Some(list) = kernel_flag(&args.kernel) {
+        for step in steps.iter_mut().filter(|s| s.is_run) {
+            step.args.extend(["--kernel".into(), list.clone()]);
+        }
+    }
     let exe = std::env::current_exe().context("cannot find the cauda executable to run steps")?;
     eprintln!(
         "cauda lab: {} steps{}, results in {}",
@@ -138,6 +145,33 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         ));
     }
     Ok(Outcome::Done)
+}
+
+/// The `--kernel` value for the probe steps, once this host has shown it
+/// can load the programs; otherwise the kernel series are skipped with the
+/// reason, and the steps run without them.
+fn kernel_flag(sources: &[crate::model::kernel::KernelSource]) -> Option<String> {
+    if sources.is_empty() {
+        return None;
+    }
+    let request = crate::host::kernel::Request {
+        sources: sources.to_vec(),
+        process: Some(std::process::id()),
+        device: None,
+    };
+    match crate::host::kernel::Tracer::attach(&request) {
+        Ok(_) => Some(
+            sources
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        Err(e) => {
+            eprintln!("cauda lab: kernel series skipped, the steps run without them: {e:#}");
+            None
+        }
+    }
 }
 
 /// Checks `--dir` and its free space, then creates the lab directory;

@@ -6,6 +6,7 @@ pub mod collector;
 pub mod disk;
 pub mod endpoint;
 pub mod hiccup;
+pub mod kernel;
 pub mod live;
 pub mod net;
 pub mod observers;

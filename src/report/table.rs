@@ -75,11 +75,14 @@ fn render_input(input: &InputAnalysis, confidence: f64) -> String {
         out.push('\n');
         render_series(&mut out, series, confidence);
     }
+    render_layers(&mut out, input);
     let closed = input.load == Some(LoadMode::ClosedLoop);
-    let service = input
-        .series
-        .iter()
-        .any(|s| s.measured_from == MeasuredFrom::ActualStart);
+    // The kernel's series are service times by nature; the note is about
+    // how the probe's own operations were timed.
+    let service = input.series.iter().any(|s| {
+        s.measured_from == MeasuredFrom::ActualStart
+            && !crate::model::kernel::KERNEL_TAGS.contains(&s.tag.as_str())
+    });
     if closed || service {
         let _ = writeln!(
             out,
@@ -88,6 +91,41 @@ fn render_input(input: &InputAnalysis, confidence: f64) -> String {
         );
     }
     out
+}
+
+/// Each probe series split at the device (`--kernel block`): how much of
+/// its latency the device explains.
+fn render_layers(out: &mut String, input: &InputAnalysis) {
+    if input.layers.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\ntime above the device (application − block.device):");
+    for split in &input.layers {
+        for point in &split.at {
+            let above = if point.above_device_ns < 0 {
+                format!(
+                    "−{}",
+                    format_ns(point.above_device_ns.unsigned_abs() as f64)
+                )
+            } else {
+                format_ns(point.above_device_ns as f64)
+            };
+            let total = point
+                .block_total_ns
+                .map(|t| format!("; block layer in all {}", format_ns(t as f64)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} p{}  {} = device {} + {} above it{}",
+                split.series,
+                point.percentile,
+                format_ns(point.app_ns as f64),
+                format_ns(point.device_ns as f64),
+                above,
+                total
+            );
+        }
+    }
 }
 
 fn measured_from(m: MeasuredFrom) -> &'static str {

@@ -120,13 +120,7 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
     let mut ebpf = EbpfLoader::new()
         .btf(Some(&btf))
         .load(OBJECT)
-        .map_err(|e| {
-            let errno = std::error::Error::source(&e)
-                .and_then(|s| s.downcast_ref::<std::io::Error>())
-                .and_then(std::io::Error::raw_os_error)
-                .or_else(|| errno_in(&e.to_string()));
-            LoadError::Refused(None, errno, e.to_string())
-        })?;
+        .map_err(|e| LoadError::Refused(None, errno_of_chain(&e), e.to_string()))?;
     let run_stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
     write_config(&mut ebpf, config).map_err(|e| LoadError::Refused(None, None, e))?;
     let hist = Mapping::of(&ebpf, "hist", SLOTS * SERIES * BUCKETS * 8)
@@ -173,15 +167,20 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
     })
 }
 
-/// The first `os error N` in a message (aya puts the errno of a failed
-/// map creation only in its text).
-fn errno_in(message: &str) -> Option<i32> {
-    let at = message.find("os error ")? + "os error ".len();
-    message[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
+/// The errno of the first system call error in an error's sources (a map
+/// the kernel would not create, for one).
+fn errno_of_chain(error: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    let mut at = Some(error);
+    while let Some(e) = at {
+        if let Some(errno) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error)
+        {
+            return Some(errno);
+        }
+        at = e.source();
+    }
+    None
 }
 
 fn write_config(ebpf: &mut Ebpf, config: Config) -> Result<(), String> {

@@ -1,0 +1,215 @@
+//! Which layer made the latency: a probe's series beside what the kernel
+//! measured for the same requests in the same intervals (`--kernel`).
+//!
+//! The figure users ask for first is how much of the application's
+//! latency the device explains: application p50 − device p50 is the time
+//! spent above the device (the I/O engine, the syscall, the block layer's
+//! queue, waiting for a CPU), which no peer tool prints. Stalls get the
+//! same split: a second whose tail the device (or the run queue) already
+//! shows is not the stack's.
+//!
+//! Series are matched by tag (`read` ↔ `block.device:read`, see
+//! [`crate::model::kernel`]); nothing here asks which probe made them.
+
+use serde::Serialize;
+
+use super::SeriesAnalysis;
+use super::hints::Hint;
+use super::stalls::{IntervalPoint, Stall};
+use crate::model::kernel::{KERNEL_TAGS, device_tag_of};
+
+/// A probe's series split at the block device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayerSplit {
+    /// The probe's series, e.g. `read`.
+    pub series: String,
+    /// The kernel's device series for it, e.g. `block.device:read`.
+    pub device_series: String,
+    /// The split at p50 and p99.
+    pub at: Vec<LayerPoint>,
+}
+
+/// One percentile of a [`LayerSplit`], in ns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayerPoint {
+    /// The percentile, e.g. `50`.
+    pub percentile: String,
+    /// What the application saw.
+    pub app_ns: u64,
+    /// What the device took (issue → completion).
+    pub device_ns: u64,
+    /// The block layer's whole time (start → completion), when measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_total_ns: Option<u64>,
+    /// The time above the device: `app_ns − device_ns` (negative only
+    /// through the percentiles' own uncertainty).
+    pub above_device_ns: i64,
+}
+
+const SPLIT_AT: [&str; 2] = ["50", "99"];
+
+/// The split of every series that has a device series beside it.
+pub fn splits(series: &[SeriesAnalysis]) -> Vec<LayerSplit> {
+    let find = |tag: &str| series.iter().find(|s| s.tag == tag && s.summary.count > 0);
+    series
+        .iter()
+        .filter_map(|app| {
+            let device_tag = device_tag_of(&app.tag)?;
+            let device = find(device_tag)?;
+            let total = find(&device_tag.replace("block.device", "block.total"));
+            let at: Vec<LayerPoint> = SPLIT_AT
+                .iter()
+                .filter_map(|p| {
+                    let app_ns = percentile(app, p)?;
+                    let device_ns = percentile(device, p)?;
+                    Some(LayerPoint {
+                        percentile: (*p).to_string(),
+                        app_ns,
+                        device_ns,
+                        block_total_ns: total.and_then(|t| percentile(t, p)),
+                        above_device_ns: app_ns as i64 - device_ns as i64,
+                    })
+                })
+                .collect();
+            (!at.is_empty()).then(|| LayerSplit {
+                series: app.tag.clone(),
+                device_series: device_tag.to_string(),
+                at,
+            })
+        })
+        .collect()
+}
+
+/// A percentile of a series' summary, keyed as printed (`"99.9"`).
+fn percentile(series: &SeriesAnalysis, key: &str) -> Option<u64> {
+    let held = &series.summary.percentiles.0;
+    held.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+}
+
+/// Whether a series is one of the kernel's (no layer hints on those).
+pub fn is_kernel_series(tag: &str) -> bool {
+    KERNEL_TAGS.contains(&tag)
+}
+
+/// The worst max of `points` overlapping the stall, and the median of the
+/// points' maxima (the typical worst).
+fn worst_and_typical(points: &[IntervalPoint], stall: &Stall) -> Option<(f64, f64)> {
+    let busy: Vec<&IntervalPoint> = points.iter().filter(|p| p.count > 0).collect();
+    let worst = busy
+        .iter()
+        .filter(|p| p.start_s < stall.end_s && p.start_s + p.length_s > stall.start_s)
+        .map(|p| p.max as f64)
+        .fold(None, |w: Option<f64>, m| Some(w.map_or(m, |w| w.max(m))))?;
+    let mut maxima: Vec<f64> = busy.iter().map(|p| p.max as f64).collect();
+    maxima.sort_by(f64::total_cmp);
+    let typical = maxima.get(maxima.len() / 2).copied().unwrap_or(0.0);
+    Some((worst, typical))
+}
+
+/// A stall of a probe's series against its device series in the same
+/// seconds: the device took (most of) the stall's worst, or it did not.
+pub fn device_hint(device_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
+    let (worst, typical) = worst_and_typical(device_points, stall)?;
+    let ns = crate::units::format_ns;
+    let app = stall.max as f64;
+    let text = if worst >= 0.5 * app {
+        format!(
+            "the device took up to {} in these seconds (typical worst {}; the application's \
+             worst {}) → the device, not the stack",
+            ns(worst),
+            ns(typical),
+            ns(app)
+        )
+    } else {
+        format!(
+            "the device took at most {} in these seconds (the application's worst {}) → the \
+             time was spent above the device: the I/O path, the block queue or a wait for a CPU",
+            ns(worst),
+            ns(app)
+        )
+    };
+    Some(Hint {
+        counter: "block.device.max".into(),
+        value: worst,
+        baseline: typical,
+        text,
+        check: None,
+    })
+}
+
+/// A stall in seconds where the probe's own threads waited long for a CPU
+/// (the `runq` series): at least 1 ms and 3× their typical worst wait.
+pub fn runq_hint(runq_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
+    let (worst, typical) = worst_and_typical(runq_points, stall)?;
+    if worst < 1e6 || worst < 3.0 * typical {
+        return None;
+    }
+    let ns = crate::units::format_ns;
+    Some(Hint {
+        counter: "runq.max".into(),
+        value: worst,
+        baseline: typical,
+        text: format!(
+            "the probe's threads waited up to {} on the run queue for a CPU (typical worst {}) \
+             → CPU contention, not the target",
+            ns(worst),
+            ns(typical)
+        ),
+        check: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(start_s: f64, max: u64) -> IntervalPoint {
+        IntervalPoint {
+            start_s,
+            length_s: 1.0,
+            count: 10,
+            p50: max / 2,
+            p99: max,
+            max,
+            mean: max as f64 / 2.0,
+        }
+    }
+
+    fn stall(start_s: f64, max: u64) -> Stall {
+        Stall {
+            start_s,
+            end_s: start_s + 1.0,
+            p99: max,
+            max,
+            count: 10,
+            mean: max as f64 / 2.0,
+            reasons: Vec::new(),
+            hints: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_slow_device_takes_the_blame_a_fast_one_does_not() {
+        let device: Vec<_> = (0..5)
+            .map(|i| point(i as f64, if i == 3 { 11_800_000 } else { 80_000 }))
+            .collect();
+        let slow = device_hint(&device, &stall(3.0, 12_000_000)).unwrap();
+        assert!(
+            slow.text.contains("the device, not the stack"),
+            "{}",
+            slow.text
+        );
+        assert_eq!(slow.value, 11_800_000.0);
+        let fast = device_hint(&device, &stall(1.0, 12_000_000)).unwrap();
+        assert!(fast.text.contains("above the device"), "{}", fast.text);
+    }
+
+    #[test]
+    fn only_a_long_run_queue_wait_is_a_hint() {
+        let runq: Vec<_> = (0..5)
+            .map(|i| point(i as f64, if i == 2 { 4_000_000 } else { 50_000 }))
+            .collect();
+        assert!(runq_hint(&runq, &stall(2.0, 5_000_000)).is_some());
+        assert!(runq_hint(&runq, &stall(0.0, 5_000_000)).is_none());
+    }
+}

@@ -1,0 +1,45 @@
+//! The command-line arguments of `cauda kernel`.
+
+use clap::Args;
+
+use super::{RunOutputArgs, duration};
+use crate::model::kernel::KernelSource;
+use crate::probe::kernel::{KernelConfig, device_name};
+
+/// `cauda kernel`.
+#[derive(Debug, Args)]
+pub struct KernelArgs {
+    /// Count only this block device's requests: a name (vda, nvme0n1p2) or
+    /// a path (/dev/vda) [default: every device, mixed].
+    #[arg(long, value_name = "DEV")]
+    pub device: Option<String>,
+    /// How long to watch [default: until COMMAND exits]; a command still
+    /// running then gets SIGINT.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub runtime: Option<u64>,
+    /// Output options; --kernel chooses the groups [default: block,runq].
+    #[command(flatten)]
+    pub output: RunOutputArgs,
+    /// The command to run while watching, after --; cauda exits with its code.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+impl KernelArgs {
+    /// The configuration these flags ask for.
+    pub fn config(&self) -> anyhow::Result<KernelConfig> {
+        let mut sources = self.output.kernel.clone();
+        if sources.is_empty() {
+            sources = vec![KernelSource::Block, KernelSource::Runq];
+        }
+        sources.sort();
+        sources.dedup();
+        Ok(KernelConfig {
+            sources,
+            device: self.device.as_deref().map(device_name).transpose()?,
+            runtime_ns: self.runtime,
+            command: self.command.clone(),
+            interval_length_ns: self.output.interval_length,
+        })
+    }
+}

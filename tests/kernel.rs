@@ -1,0 +1,453 @@
+//! Kernel series (`--kernel block,runq`, `cauda kernel`) against the real
+//! kernel: BPF programs loaded, attached, read and detached.
+//!
+//! They need root and a kernel with BTF; elsewhere each test is skipped
+//! with the reason printed, unless `CAUDA_REQUIRE_BPF=1` (`.ci/run` sets
+//! it), where a skip is a failure. The bucket-index test needs only a C
+//! compiler.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command as StdCommand;
+use std::time::{Duration, Instant};
+
+use common::loopdev::Loop;
+use common::{
+    as_nobody, cauda, cauda_process, copy_for_nobody, has_setpriv, is_root, read_json, refused,
+    series_tags, signal, succeeded,
+};
+use serde_json::Value;
+
+/// Whether BPF programs can be loaded here; prints why not.
+fn bpf_ready() -> bool {
+    let missing = if !is_root() {
+        Some("needs root to load BPF programs")
+    } else if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        Some("the kernel has no BTF (/sys/kernel/btf/vmlinux)")
+    } else {
+        None
+    };
+    match missing {
+        None => true,
+        Some(why) => {
+            let required = std::env::var("CAUDA_REQUIRE_BPF").is_ok_and(|v| v == "1");
+            assert!(!required, "CAUDA_REQUIRE_BPF=1 but {why}");
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+fn series<'a>(run: &'a Value, tag: &str) -> &'a Value {
+    run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == tag)
+        .unwrap_or_else(|| panic!("no series {tag} in {:?}", series_tags(run)))
+}
+
+fn interval_counts(series: &Value) -> Vec<u64> {
+    series["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["count"].as_u64().unwrap())
+        .collect()
+}
+
+fn summary<'a>(run: &'a Value, tag: &str) -> &'a Value {
+    &run["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == tag)
+        .unwrap()["summary"]
+}
+
+/// The names of the BPF programs loaded on the host (`bpftool prog show`).
+fn loaded_programs() -> Vec<String> {
+    let out = StdCommand::new("bpftool")
+        .args(["prog", "show", "--json"])
+        .output()
+        .expect("bpftool (apt-get install bpftool)");
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    all.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p["name"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Ours: the programs of bpf/cauda.bpf.c (bpftool names them from BTF).
+fn ours(names: &[String]) -> usize {
+    const OURS: [&str; 6] = [
+        "block_io_start",
+        "block_rq_issue",
+        "block_rq_complete",
+        "sched_wakeup",
+        "sched_wakeup_new",
+        "sched_switch",
+    ];
+    names.iter().filter(|n| OURS.contains(&n.as_str())).count()
+}
+
+#[test]
+fn the_block_series_count_the_probes_own_ios_and_no_one_elses() {
+    if !bpf_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("cauda.dat");
+    let other = dir.path().join("other.dat");
+    succeeded(
+        StdCommand::new("dd")
+            .args(["if=/dev/urandom", "bs=1M", "count=64", "status=none"])
+            .arg(format!("of={}", other.display()))
+            .output()
+            .unwrap(),
+    );
+    // Another process reads another file on the same device meanwhile:
+    // its requests must not appear in the run's series.
+    let mut reader = StdCommand::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "end=$(( $(date +%s) + 6 )); while [ $(date +%s) -lt $end ]; do \
+             dd if={} of=/dev/null bs=4k iflag=direct status=none; done",
+            other.display()
+        ))
+        .spawn()
+        .unwrap();
+    let run_path = dir.path().join("run.json");
+    cauda()
+        .args(["disk", "--file"])
+        .arg(&data)
+        .args(["--size", "32M", "--rw", "randread", "--runtime", "2s"])
+        .args(["--kernel", "block", "-q", "-o"])
+        .arg(&run_path)
+        .assert()
+        .success();
+    let _ = reader.kill();
+    let _ = reader.wait();
+    let run = read_json(&run_path);
+    let app = interval_counts(series(&run, "read"));
+    for tag in ["block.device:read", "block.queue:read", "block.total:read"] {
+        let kernel = interval_counts(series(&run, tag));
+        // 4 KiB O_DIRECT random reads are never merged: one request each,
+        // in the same interval (the completion's).
+        let (a, k): (u64, u64) = (app.iter().sum(), kernel.iter().sum());
+        assert!(a > 1000, "too few reads to judge: {a}");
+        assert!(
+            k.abs_diff(a) <= a / 1000 + 2,
+            "{tag}: {k} requests against {a} reads; per interval {kernel:?} vs {app:?}"
+        );
+        assert_eq!(kernel.len(), app.len());
+        assert_eq!(summary(&run, tag)["count"].as_u64(), Some(k));
+    }
+    let (app_p50, device_p50) = (
+        summary(&run, "read")["percentiles"]["50"].as_u64().unwrap(),
+        summary(&run, "block.device:read")["percentiles"]["50"]
+            .as_u64()
+            .unwrap(),
+    );
+    assert!(
+        device_p50 <= app_p50,
+        "device p50 {device_p50} above the application's {app_p50}"
+    );
+    let kernel = &run["kernel"];
+    assert!(
+        kernel["attribution"]
+            .as_str()
+            .unwrap()
+            .contains("started by process"),
+        "{kernel}"
+    );
+    assert!(kernel["device"].as_str().is_some(), "{kernel}");
+    assert!(
+        kernel["empty_series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "block.device:write")
+    );
+    for program in kernel["programs"].as_array().unwrap() {
+        assert!(program["runs"].as_u64().unwrap() > 0, "{program}");
+    }
+    // analyze splits the read series at the device.
+    let out = succeeded(
+        cauda()
+            .args(["analyze", "--json"])
+            .arg(&run_path)
+            .output()
+            .unwrap(),
+    );
+    let analysis: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let split = &analysis["inputs"][0]["layers"][0];
+    assert_eq!(split["series"], "read");
+    assert_eq!(split["at"][0]["percentile"], "50");
+    assert_eq!(
+        split["at"][0]["above_device_ns"].as_i64().unwrap(),
+        app_p50 as i64 - device_p50 as i64
+    );
+}
+
+#[test]
+fn a_cpu_hog_beside_a_timer_shows_in_its_run_queue_series() {
+    if !bpf_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run_path = dir.path().join("run.json");
+    // Two hogs on CPU 0 at the timer's own priority: its wake-ups wait.
+    let hogs: Vec<_> = (0..2)
+        .map(|_| {
+            StdCommand::new("taskset")
+                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let out = cauda()
+        .args([
+            "timer",
+            "--cpus",
+            "0",
+            "--runtime",
+            "2s",
+            "--kernel",
+            "runq",
+        ])
+        .args(["-q", "-o"])
+        .arg(&run_path)
+        .output()
+        .unwrap();
+    for mut hog in hogs {
+        let _ = hog.kill();
+        let _ = hog.wait();
+    }
+    succeeded(out);
+    let run = read_json(&run_path);
+    let wakeups: u64 = interval_counts(series(&run, "wakeup")).iter().sum();
+    let runq = summary(&run, "runq");
+    let waits = runq["count"].as_u64().unwrap();
+    // Each wake-up of the probe's thread is one wait on the run queue.
+    assert!(
+        waits >= wakeups * 9 / 10,
+        "{waits} run-queue waits for {wakeups} wake-ups"
+    );
+    let host = summary(&run, "runq.host");
+    assert!(host["count"].as_u64().unwrap() >= waits);
+    // Beside two busy loops the waits are long: the scheduler's slices.
+    let p99 = runq["percentiles"]["99"].as_u64().unwrap();
+    assert!(p99 >= 100_000, "runq p99 {p99} ns beside two CPU hogs");
+    assert_eq!(run["kernel"]["threads"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn cauda_kernel_watches_a_device_while_a_command_runs_and_returns_its_code() {
+    if !bpf_ready() {
+        return;
+    }
+    let Some(dev) = Loop::new(64, false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run_path = dir.path().join("k.json");
+    // 2,000 direct 4 KiB reads of the loop device, then exit 3.
+    let script = format!(
+        "dd if={} of=/dev/null bs=4k count=2000 iflag=direct status=none && exit 3",
+        dev.dev
+    );
+    let out = cauda()
+        .args(["kernel", "--device", &dev.dev, "--interval-length", "100ms"])
+        .args(["-q", "-o"])
+        .arg(&run_path)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = read_json(&run_path);
+    assert_eq!(run["probe"], "kernel");
+    let reads = summary(&run, "block.device:read")["count"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        (2000..2100).contains(&reads),
+        "{reads} reads of {} for dd's 2000",
+        dev.dev
+    );
+    assert!(run["kernel"]["process"].is_null(), "whole host: no process");
+    assert!(
+        run["kernel"]["device"]
+            .as_str()
+            .unwrap()
+            .starts_with(dev.name())
+    );
+    assert!(summary(&run, "runq.host")["count"].as_u64().unwrap() > 0);
+    // The series sit on the run's grid, like a probe's.
+    let grid = series(&run, "block.device:read")["intervals"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(grid >= 1);
+}
+
+#[test]
+fn no_program_is_left_behind_after_sigint_sigterm_or_sigkill() {
+    if !bpf_ready() {
+        return;
+    }
+    let before = ours(&loaded_programs());
+    for sig in ["-INT", "-TERM", "-KILL"] {
+        let dir = tempfile::tempdir().unwrap();
+        let run_path = dir.path().join("run.json");
+        let mut child = cauda_process()
+            .args(["timer", "--runtime", "60s", "--kernel", "block,runq", "-q"])
+            .arg("-o")
+            .arg(&run_path)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until its six programs are attached.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while ours(&loaded_programs()) < before + 6 {
+            assert!(
+                Instant::now() < deadline,
+                "cauda never attached (sig {sig})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(1200));
+        signal(child.id(), sig);
+        let status = child.wait().unwrap();
+        // The kernel frees a program shortly after its last descriptor
+        // closes (RCU): give it a moment, not a run.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while ours(&loaded_programs()) != before && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(ours(&loaded_programs()), before, "left behind after {sig}");
+        if sig != "-KILL" {
+            assert_eq!(status.code(), Some(130), "after {sig}");
+            let run = read_json(&run_path);
+            assert_eq!(run["interrupted"], true);
+            assert!(run["kernel"]["programs"].as_array().unwrap().len() == 6);
+            assert!(summary(&run, "runq")["count"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn without_privileges_or_with_a_wrong_device_nothing_is_measured() {
+    refused(
+        &["timer", "--kernel", "disk", "--runtime", "1s"],
+        "invalid value 'disk'",
+    );
+    refused(
+        &["kernel", "--device", "no-such-disk", "--runtime", "1s"],
+        "not a block device",
+    );
+    refused(&["kernel"], "give --runtime, or a command");
+    refused(
+        &["kernel", "--runtime", "1s", "--", "/no/such/program"],
+        "no such executable",
+    );
+    if !is_root() || !has_setpriv() {
+        eprintln!("skipped (the unprivileged part): needs root and setpriv to drop to nobody");
+        return;
+    }
+    let copy_dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let run_path = dir.path().join("run.json");
+    let out = as_nobody(&copy_for_nobody(copy_dir.path()))
+        .args(["timer", "--runtime", "1s", "--kernel", "runq", "-o"])
+        .arg(&run_path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("CAP_BPF"), "{stderr}");
+    assert!(!run_path.exists(), "nothing is measured");
+}
+
+/// bpf/bucket.h, compiled by the host's C compiler, puts every value in
+/// the same bucket as cauda's histograms.
+#[test]
+fn the_kernel_side_bucket_index_is_cauda_s_value_by_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("index.c");
+    let program = dir.path().join("index");
+    std::fs::write(
+        &source,
+        format!(
+            "#include \"{}/bpf/bucket.h\"\n#include <stdio.h>\n\
+             int main(void) {{ unsigned long long v; \
+             while (scanf(\"%llu\", &v) == 1) printf(\"%u\\n\", cauda_bucket(v)); return 0; }}\n",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+    )
+    .unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    match StdCommand::new(&cc)
+        .args(["-O2", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .output()
+    {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!("{cc}: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => {
+            eprintln!("skipped: no C compiler ({cc}: {e})");
+            return;
+        }
+    }
+    // Every value to 2^21, every power of two ± 2 to 2^63, the top of the
+    // range and past it, and a spread of large values.
+    let mut values: Vec<u64> = (0..(1 << 21)).collect();
+    for p in 11..64 {
+        let at = 1u64 << p;
+        values.extend([at - 2, at - 1, at, at + 1, at + 2]);
+    }
+    values.extend([3_600_000_000_000, 3_600_000_000_001, u64::MAX]);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        values.push(x % 4_000_000_000_000);
+    }
+    let input: String = values.iter().map(|v| format!("{v}\n")).collect();
+    let mut child = StdCommand::new(&program)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<usize> = text.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(got.len(), values.len());
+    for (value, index) in values.iter().zip(got) {
+        let expected = cauda::record::histogram::bucket_index(
+            (*value).min(cauda::record::histogram::HIGHEST_NS),
+        );
+        assert_eq!(index, expected, "value {value}");
+    }
+}
