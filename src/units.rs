@@ -220,8 +220,12 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
 }
 
 /// Formats nanoseconds with an automatic unit and about four significant
-/// digits: `43.9 µs`, `2.551 ms`, `110 ns`.
+/// digits: `43.9 µs`, `2.551 ms`, `110 ns`; a difference below zero in
+/// the unit of its size: `-5.200 µs`.
 pub fn format_ns(ns: f64) -> String {
+    if ns < 0.0 {
+        return format!("-{}", format_ns(-ns));
+    }
     format_in(ns, TimeUnit::auto(ns))
 }
 
@@ -265,6 +269,13 @@ pub fn format_duration_compact(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negative_difference_takes_the_unit_of_its_size() {
+        assert_eq!(format_ns(-5_200.0), "-5.200 µs");
+        assert_eq!(format_ns(5_200.0), "5.200 µs");
+        assert_eq!(format_ns(-12.0), "-12 ns");
+    }
 
     #[test]
     fn durations_parse_exactly() {

@@ -133,6 +133,7 @@ fn the_block_series_count_the_probes_own_ios_and_no_one_elses() {
     let _ = reader.kill();
     let _ = reader.wait();
     let run = read_json(&run_path);
+    common::assert_valid(&common::validator("run.schema.json"), &run);
     let app = interval_counts(series(&run, "read"));
     for tag in ["block.device:read", "block.queue:read", "block.total:read"] {
         let kernel = interval_counts(series(&run, tag));

@@ -115,6 +115,19 @@ pub struct InputAnalysis {
     pub layers: Vec<layers::LayerSplit>,
 }
 
+impl InputAnalysis {
+    /// Whether a stall of the probe's own operations counts once instead
+    /// of as the backlog it caused: a closed loop, or a probe series timed
+    /// from the actual start. The kernel's series are service times by
+    /// nature and do not make a run so.
+    pub fn counts_stalls_once(&self) -> bool {
+        self.load == Some(LoadMode::ClosedLoop)
+            || self.series.iter().any(|s| {
+                s.measured_from == MeasuredFrom::ActualStart && !layers::is_kernel_series(&s.tag)
+            })
+    }
+}
+
 /// The analysis of one series.
 #[derive(Debug, Serialize)]
 pub struct SeriesAnalysis {

@@ -155,53 +155,57 @@ pub fn run(
 /// writes to; a command still running at the end gets SIGINT (as Ctrl-C
 /// would), then is waited for.
 fn watch(command: &[String], deadline_ns: u64, stop: &StopFlag) -> Result<Option<i32>> {
-    let (wake_rx, wake_tx) = UnixStream::pair().context("cannot make a wake-up pipe")?;
+    let pipe = || UnixStream::pair().context("cannot make a wake-up pipe");
+    // One pipe the signals write to, one the command's end writes to.
+    let (signal_rx, signal_tx) = pipe()?;
+    let (exit_rx, exit_tx) = pipe()?;
     let mut registered = Vec::new();
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let tx = wake_tx.try_clone().context("cannot make a wake-up pipe")?;
+        let tx = signal_tx
+            .try_clone()
+            .context("cannot make a wake-up pipe")?;
         registered.push(
             signal_hook::low_level::pipe::register(signal, tx)
                 .context("cannot install the signal handler")?,
         );
     }
-    let mut child = None;
     let mut waiter = None;
     if let Some(program) = command.first() {
-        let spawned = std::process::Command::new(program)
+        let mut child = std::process::Command::new(program)
             .args(&command[1..])
             .spawn()
             .with_context(|| format!("cannot run '{program}'"))?;
-        let pid = spawned.id();
-        let tx = wake_tx.try_clone().context("cannot make a wake-up pipe")?;
-        let mut spawned = spawned;
-        waiter = Some(std::thread::spawn(move || {
-            let status = spawned.wait();
-            let _ = (&tx).write_all(&[1]);
-            status
-        }));
-        child = Some(pid);
+        let pid = child.id();
+        waiter = Some((
+            pid,
+            std::thread::spawn(move || {
+                let status = child.wait();
+                let _ = (&exit_tx).write_all(&[1]);
+                status
+            }),
+        ));
     }
     let mut ready = Vec::new();
     let mut exited = false;
-    while !stop.is_raised() && sys::monotonic_ns() < deadline_ns {
-        sys::poll_readable_until(&[wake_rx.as_fd()], deadline_ns, &mut ready)
-            .context("cannot wait")?;
+    while !exited && !stop.is_raised() && sys::monotonic_ns() < deadline_ns {
+        sys::poll_readable_until(
+            &[signal_rx.as_fd(), exit_rx.as_fd()],
+            deadline_ns,
+            &mut ready,
+        )
+        .context("cannot wait")?;
         if ready.first() == Some(&true) {
-            let mut byte = [0u8; 64];
-            let _ = (&wake_rx).read(&mut byte);
-            if waiter.as_ref().is_some_and(|w| w.is_finished()) {
-                exited = true;
-                break;
-            }
+            let _ = (&signal_rx).read(&mut [0u8; 64]);
         }
+        exited = ready.get(1) == Some(&true);
     }
     for id in registered {
         signal_hook::low_level::unregister(id);
     }
-    let Some(waiter) = waiter else {
+    let Some((pid, waiter)) = waiter else {
         return Ok(None);
     };
-    if !exited && let Some(pid) = child {
+    if !exited {
         // The time is up or cauda was stopped: end the command as Ctrl-C would.
         let _ = sys::interrupt(pid);
     }

@@ -76,14 +76,7 @@ fn render_input(input: &InputAnalysis, confidence: f64) -> String {
         render_series(&mut out, series, confidence);
     }
     render_layers(&mut out, input);
-    let closed = input.load == Some(LoadMode::ClosedLoop);
-    // The kernel's series are service times by nature; the note is about
-    // how the probe's own operations were timed.
-    let service = input.series.iter().any(|s| {
-        s.measured_from == MeasuredFrom::ActualStart
-            && !crate::model::kernel::KERNEL_TAGS.contains(&s.tag.as_str())
-    });
-    if closed || service {
+    if input.counts_stalls_once() {
         let _ = writeln!(
             out,
             "\nnote: closed loop / service time: a stall delays the next operation, so it \
@@ -102,14 +95,7 @@ fn render_layers(out: &mut String, input: &InputAnalysis) {
     let _ = writeln!(out, "\ntime above the device (application − block.device):");
     for split in &input.layers {
         for point in &split.at {
-            let above = if point.above_device_ns < 0 {
-                format!(
-                    "−{}",
-                    format_ns(point.above_device_ns.unsigned_abs() as f64)
-                )
-            } else {
-                format_ns(point.above_device_ns as f64)
-            };
+            let above = format_ns(point.above_device_ns as f64);
             let total = point
                 .block_total_ns
                 .map(|t| format!("; block layer in all {}", format_ns(t as f64)))

@@ -11,7 +11,7 @@ use super::prepare::{Prepared, Shape};
 use super::svg::{colour, esc};
 use crate::analyze::Support;
 use crate::analyze::compare::{Comparison, Row, Verdict};
-use crate::model::{LoadMode, MeasuredFrom};
+use crate::model::LoadMode;
 use crate::report::table::thousands;
 use crate::units::{TimeUnit, format_in, format_ns};
 
@@ -123,6 +123,27 @@ pub fn summary(prep: &Prepared) -> String {
                 );
             }
         }
+        for split in &a.layers {
+            let parts: Vec<String> = split
+                .at
+                .iter()
+                .map(|p| {
+                    format!(
+                        "p{} {} = device {} + {} above it",
+                        p.percentile,
+                        format_ns(p.app_ns as f64),
+                        format_ns(p.device_ns as f64),
+                        format_ns(p.above_device_ns as f64)
+                    )
+                })
+                .collect();
+            let _ = write!(
+                out,
+                "<div class=\"meta\">time above the device, {}: {}</div>",
+                esc(&split.series),
+                esc(&parts.join("; "))
+            );
+        }
         out.push_str("</th></tr>");
         for (k, view) in prep.series.iter().enumerate().filter(|(_, s)| s.input == i) {
             let s = &a.series[view.index];
@@ -199,11 +220,7 @@ pub fn summary(prep: &Prepared) -> String {
                 if median_known { "" } else { " na" },
             );
         }
-        let closed = a.load == Some(LoadMode::ClosedLoop)
-            || a.series
-                .iter()
-                .any(|s| s.measured_from == MeasuredFrom::ActualStart);
-        if closed {
+        if a.counts_stalls_once() {
             closed_loop.push(input.name.as_str());
         }
         printed_any |= a.series.iter().any(|s| s.percentiles_only);
