@@ -201,46 +201,9 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
 }
 
 fn broker(args: cli::BrokerArgs) -> Result<Outcome> {
-    let (topic, topic_generated) = match args.topic {
-        Some(t) => (t, false),
-        None => (
-            format!("cauda-{:08x}", probe::broker::random_u64() as u32),
-            true,
-        ),
-    };
-    let config = probe::broker::BrokerConfig {
-        bootstrap: args.bootstrap,
-        topic,
-        topic_generated,
-        acks: args.acks,
-        size: args.size,
-        partitions: args.partitions,
-        replication_factor: args.replication_factor,
-        topic_configs: args.topic_config,
-        producers: args.producers,
-        consumers: args.consumers,
-        rate_per_s: if args.closed_loop {
-            None
-        } else {
-            args.output
-                .sharded_rate(Some(args.rate))?
-                .map(|r| r.per_second)
-        },
-        arrivals: args.arrivals,
-        linger_ns: args.linger,
-        batch_bytes: args.batch_bytes,
-        max_in_flight: args.max_in_flight,
-        fetch_max_wait_ns: args.fetch_max_wait,
-        fetch_min_bytes: args.fetch_min_bytes,
-        timeout_ns: args.timeout,
-        runtime_ns: args.runtime,
-        warmup_ns: args.warmup,
-        keep_topic: args.keep_topic,
-        interval_length_ns: args.output.interval_length,
-    };
-    config.validate()?;
+    let config = args.config()?;
     if args.acks_matrix {
-        return broker_matrix(config, &args.output);
+        return lab::matrix::run(&config, &destination(&args.output)?, args.matrix_rounds);
     }
     let stop = StopFlag::on_signals()?;
     let destination = destination(&args.output)?;
@@ -278,114 +241,6 @@ fn broker(args: cli::BrokerArgs) -> Result<Outcome> {
         );
     }
     finish_run(finished, args.output.quiet)
-}
-
-/// `cauda broker --acks-matrix`: the workload with acks 0, 1 and all in
-/// turn, their percentiles side by side, and acks=1 compared with each.
-fn broker_matrix(
-    config: probe::broker::BrokerConfig,
-    output: &cli::RunOutputArgs,
-) -> Result<Outcome> {
-    use probe::broker::Acks;
-    if output.hlog.is_some() || output.metrics_listen.is_some() {
-        return Err(error::input_error(
-            "--acks-matrix writes three runs; --hlog and --metrics-listen serve one: leave them out",
-        ));
-    }
-    let base = output.output.clone().unwrap_or_else(|| {
-        let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-        let stamp: String = now
-            .chars()
-            .filter(|c| c.is_ascii_digit())
-            .take(14)
-            .collect();
-        std::path::PathBuf::from(format!(
-            "cauda-broker-matrix-{}-{}.json",
-            &stamp[..8],
-            &stamp[8..]
-        ))
-    });
-    let stem = base
-        .file_stem()
-        .map_or("broker".into(), |s| s.to_string_lossy().into_owned());
-    let stop = StopFlag::on_signals()?;
-    let mut runs = Vec::new();
-    for acks in [Acks::None, Acks::Leader, Acks::All] {
-        let mut run_config = config.clone();
-        run_config.acks = acks;
-        if run_config.topic_generated {
-            run_config.topic = format!("cauda-{:08x}", probe::broker::random_u64() as u32);
-        }
-        let mut destination = destination(output)?;
-        destination.run_file =
-            Some(base.with_file_name(format!("{stem}-acks{}.json", acks.name())));
-        eprintln!(
-            "cauda broker --acks-matrix: acks={} on {} for {}",
-            acks.name(),
-            run_config.bootstrap,
-            units::format_duration_compact(run_config.runtime_ns)
-        );
-        let finished = probe::broker::run(&run_config, &destination, &stop)?;
-        print_warnings(&finished.run.warnings);
-        eprintln!("saved {}", finished.path.display());
-        let interrupted = finished.run.interrupted;
-        runs.push((acks, finished));
-        if interrupted {
-            eprintln!("interrupted: the runs so far are saved");
-            return Ok(Outcome::Interrupted);
-        }
-    }
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "acks   series   p50          p99          p99.9        max"
-    )?;
-    for (acks, finished) in &runs {
-        for s in &finished.run.summary {
-            if !["publish", "e2e"].contains(&s.tag.as_str()) {
-                continue;
-            }
-            let p = |q: &str| {
-                s.summary
-                    .percentiles
-                    .0
-                    .iter()
-                    .find(|(k, _)| k == q)
-                    .map_or("—".to_string(), |(_, v)| units::format_ns(*v as f64))
-            };
-            writeln!(
-                out,
-                "{:<6} {:<8} {:<12} {:<12} {:<12} {}",
-                acks.name(),
-                s.tag,
-                p("50"),
-                p("99"),
-                p("99.9"),
-                units::format_ns(s.summary.max as f64)
-            )?;
-        }
-    }
-    let options = formats::ReadOptions::new(units::TimeUnit::Ns);
-    let loaded: Vec<Loaded> = runs
-        .iter()
-        .map(|(_, f)| load(&f.path, &options))
-        .collect::<Result<_>>()?;
-    for (base, new) in [(1, 2), (1, 0)] {
-        let comparison = analyze::compare::compare(
-            &loaded[base],
-            &loaded[new],
-            &analyze::compare::CompareOptions::default(),
-        )?;
-        writeln!(
-            out,
-            "\nacks={} → acks={}:\n{}",
-            runs[base].0.name(),
-            runs[new].0.name(),
-            report::compare::render_text(&comparison)
-        )?;
-    }
-    out.flush()?;
-    Ok(Outcome::Done)
 }
 
 fn net(args: cli::NetArgs) -> Result<Outcome> {

@@ -456,3 +456,53 @@ fn omb_export_matches(run: &Path) {
     let n = |key: &str| doc[key][0].as_f64().unwrap();
     assert!((n("publishRate") - n("consumeRate")).abs() < 1.0);
 }
+
+#[test]
+fn the_acks_matrix_alternates_its_order_and_pools_each_setting() {
+    let Some(broker) = Broker::start(1) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("m.json");
+    let out = cauda()
+        .args([
+            "broker",
+            "--bootstrap",
+            &broker.bootstrap,
+            "--warmup",
+            "200ms",
+        ])
+        .args(["--rate", "300/s", "--runtime", "1s", "--acks-matrix", "-o"])
+        .arg(&base)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Two rounds by default, the second in the reverse order.
+    let order: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("cauda broker --acks-matrix: round"))
+        .filter_map(|l| l.split("acks=").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert_eq!(order, ["0", "1", "all", "all", "1", "0"], "{stderr}");
+    let mut sent = std::collections::BTreeMap::new();
+    for acks in ["0", "1", "all"] {
+        for round in [1, 2] {
+            let run = read_json(&dir.path().join(format!("m-acks{acks}-r{round}.json")));
+            assert_accounted(&run);
+            *sent.entry(acks).or_insert(0) += count(&run, "e2e");
+        }
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("2 rounds pooled"), "{stdout}");
+    assert!(stdout.contains("acks=1 → acks=all:"), "{stdout}");
+    assert!(stdout.contains("acks=1 → acks=0:"), "{stdout}");
+    // Pooled: the comparison counts every round's values.
+    let e2e_line = stdout
+        .lines()
+        .find(|l| l.starts_with("all ") && l.contains("e2e"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(!e2e_line.contains('—'), "{e2e_line}");
+    assert!(sent["all"] >= 500, "{sent:?}");
+}

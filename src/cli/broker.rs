@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::{RunOutputArgs, duration, rate};
-use crate::probe::broker::Acks;
+use crate::probe::broker::{Acks, BrokerConfig};
 use crate::record::Arrivals;
 use crate::units::{self, Rate};
 
@@ -100,13 +100,65 @@ pub struct BrokerArgs {
     /// long (not measured; consumers skip them).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
     pub warmup: u64,
-    /// Run the same workload three times, with acks 0, 1 and all in turn
-    /// (three run files: -o's name with -acks0, -acks1, -acksall), then
-    /// print their percentiles side by side and compare acks=1 with the
-    /// other two, with confidence intervals.
+    /// Run the same workload with acks 0, 1 and all, in rounds whose order
+    /// alternates (0, 1, all; then all, 1, 0), a run file each (-o's name
+    /// with -acks0, -acks1, -acksall and -rN), then print each setting's
+    /// rounds pooled, side by side, and compare acks=1 with the other two,
+    /// with confidence intervals.
     #[arg(long, conflicts_with = "acks")]
     pub acks_matrix: bool,
+    /// Rounds of --acks-matrix: 2 or more let the order of the settings
+    /// alternate, so warming brokers favour none of them.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "acks_matrix",
+          value_parser = clap::value_parser!(usize))]
+    pub matrix_rounds: usize,
     /// Output options.
     #[command(flatten)]
     pub output: RunOutputArgs,
+}
+
+impl BrokerArgs {
+    /// The configuration these flags ask for (a fresh topic name unless
+    /// --topic; a --rate divided by --shard).
+    pub fn config(&self) -> anyhow::Result<BrokerConfig> {
+        let (topic, topic_generated) = match &self.topic {
+            Some(t) => (t.clone(), false),
+            None => (
+                format!("cauda-{:08x}", crate::probe::broker::random_u64() as u32),
+                true,
+            ),
+        };
+        let config = BrokerConfig {
+            bootstrap: self.bootstrap.clone(),
+            topic,
+            topic_generated,
+            acks: self.acks,
+            size: self.size,
+            partitions: self.partitions,
+            replication_factor: self.replication_factor,
+            topic_configs: self.topic_config.clone(),
+            producers: self.producers,
+            consumers: self.consumers,
+            rate_per_s: if self.closed_loop {
+                None
+            } else {
+                self.output
+                    .sharded_rate(Some(self.rate))?
+                    .map(|r| r.per_second)
+            },
+            arrivals: self.arrivals,
+            linger_ns: self.linger,
+            batch_bytes: self.batch_bytes,
+            max_in_flight: self.max_in_flight,
+            fetch_max_wait_ns: self.fetch_max_wait,
+            fetch_min_bytes: self.fetch_min_bytes,
+            timeout_ns: self.timeout,
+            runtime_ns: self.runtime,
+            warmup_ns: self.warmup,
+            keep_topic: self.keep_topic,
+            interval_length_ns: self.output.interval_length,
+        };
+        config.validate()?;
+        Ok(config)
+    }
 }
