@@ -176,7 +176,10 @@ fn table(pooled: &[Loaded], rounds: usize) -> String {
     let mut out = format!(
         "acks   series   p50          p99          p99.9        max{}\n",
         if rounds > 1 {
-            format!("   ({rounds} rounds pooled, order alternating)")
+            format!(
+                "   ({rounds} rounds pooled, order alternating: counts and throughput below \
+                 are the rounds' sum)"
+            )
         } else {
             String::new()
         }
