@@ -452,3 +452,70 @@ fn the_kernel_side_bucket_index_is_cauda_s_value_by_value() {
         assert_eq!(index, expected, "value {value}");
     }
 }
+
+/// `cauda lab --kernel runq`: every probe step carries the kernel series;
+/// as nobody, the lab says why they are skipped and runs the steps anyway.
+#[test]
+fn lab_records_kernel_series_or_says_why_not() {
+    if !bpf_ready() {
+        return;
+    }
+    let lab_in = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("cauda-lab-")
+            })
+            .unwrap()
+    };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let args = [
+        "lab",
+        "--quick",
+        "--skip",
+        "audit,hiccup,disk,net",
+        "--kernel",
+        "runq",
+    ];
+    let out = cauda()
+        .args(args)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = read_json(&lab_in(dir.path()).join("timer.json"));
+    assert!(summary(&run, "runq")["count"].as_u64().unwrap() > 0);
+    assert_eq!(run["kernel"]["sources"][0], "runq");
+    if !has_setpriv() {
+        eprintln!("skipped (the unprivileged part): setpriv is missing");
+        return;
+    }
+    let copy_dir = tempfile::tempdir().unwrap();
+    let nobody_dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        nobody_dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let out = as_nobody(&copy_for_nobody(copy_dir.path()))
+        .args(args)
+        .arg("--dir")
+        .arg(nobody_dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("kernel series skipped"), "{stderr}");
+    assert!(stderr.contains("CAP_BPF"), "{stderr}");
+    let run = read_json(&lab_in(nobody_dir.path()).join("timer.json"));
+    assert!(run["kernel"].is_null());
+}
