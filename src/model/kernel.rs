@@ -120,4 +120,14 @@ pub struct KernelDropped {
     /// Completed requests that were neither reads nor writes (flush,
     /// discard, write-zeroes…): not in the read or write series.
     pub other_operations: u64,
+    /// Events the kernel did not pass to a program because the same
+    /// program was already running on that CPU (an interrupt's completion
+    /// inside another's; the kernel's `recursion_misses`): lost, on any
+    /// device, and counted here so a missing request is never silent.
+    #[serde(default)]
+    pub nested_events: u64,
+    /// Requests seen starting or issued whose completion the programs had
+    /// not seen when the run ended (still queued, or merged into another).
+    #[serde(default)]
+    pub in_flight_at_end: u64,
 }

@@ -184,9 +184,10 @@ impl Tracer {
             return;
         };
         let current = elapsed / self.config.interval_ns.max(1);
-        // Woken so late that the slots went round: the oldest unread
-        // intervals hold later events too.
-        self.torn += current.saturating_sub(self.next + sys::SLOTS as u64);
+        // Woken so late that the slots went round: interval `current`
+        // (in progress) counts into the slot of `current - SLOTS`, so every
+        // unread interval from there down holds later events too.
+        self.torn += (current + 1).saturating_sub(self.next + sys::SLOTS as u64);
         while self.next + 1 < current {
             self.read_next();
         }
@@ -247,6 +248,8 @@ impl Tracer {
             })
             .collect();
         let [requests_untracked, wakeups_untracked, other_operations] = self.loaded.dropped();
+        let nested_events = costs.iter().map(|c| c.skipped).sum();
+        let in_flight_at_end = self.loaded.requests_in_flight();
         KernelReport {
             sources: self.request.sources.clone(),
             attribution: self.attribution(),
@@ -258,6 +261,8 @@ impl Tracer {
                 requests_untracked,
                 wakeups_untracked,
                 other_operations,
+                nested_events,
+                in_flight_at_end,
             },
             map_bytes: self.loaded.map_bytes(),
             torn_intervals: self.torn,

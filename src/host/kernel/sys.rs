@@ -101,6 +101,9 @@ pub struct ProgramCost {
     pub runs: u64,
     /// Time it ran, ns.
     pub run_ns: u64,
+    /// Times the kernel skipped it because it was already running on that
+    /// CPU (an interrupt's event inside another's): those events are lost.
+    pub skipped: u64,
 }
 
 fn errno_of(error: &ProgramError) -> (Option<i32>, String) {
@@ -222,6 +225,17 @@ impl Loaded {
         &words[at..at + 5]
     }
 
+    /// Requests the programs saw start (or issued) that have not completed.
+    pub fn requests_in_flight(&self) -> u64 {
+        let Some(map) = self.ebpf.map("requests") else {
+            return 0;
+        };
+        match HashMap::<&MapData, u64, [u64; 2]>::try_from(map) {
+            Ok(requests) => requests.keys().filter(Result::is_ok).count() as u64,
+            Err(_) => 0,
+        }
+    }
+
     /// Events not counted, by reason (`enum dropped`).
     pub fn dropped(&self) -> [u64; DROPPED_KINDS] {
         let mut out = [0; DROPPED_KINDS];
@@ -237,17 +251,26 @@ impl Loaded {
         out
     }
 
-    /// Each attached program's runs and run time so far.
+    /// Each attached program's runs, run time and skipped runs so far,
+    /// from its descriptor's `/proc/self/fdinfo` entry (which, unlike the
+    /// program info aya reads, has the kernel's `recursion_misses`).
     pub fn costs(&self) -> Vec<ProgramCost> {
         self.attached
             .iter()
             .filter_map(|(name, _)| {
                 let program = self.ebpf.program(name)?;
-                let info = program.info().ok()?;
+                let fd = program.fd().ok()?.as_fd().as_raw_fd();
+                let text = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
+                let field = |key: &str| {
+                    text.lines()
+                        .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok())
+                        .unwrap_or(0)
+                };
                 Some(ProgramCost {
                     program: (*name).to_string(),
-                    runs: info.run_count(),
-                    run_ns: info.run_time().as_nanos() as u64,
+                    runs: field("run_cnt:"),
+                    run_ns: field("run_time_ns:"),
+                    skipped: field("recursion_misses:"),
                 })
             })
             .collect()
