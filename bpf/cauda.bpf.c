@@ -46,6 +46,9 @@ enum dropped {
 	DROPPED_REQUEST_MAP_FULL,
 	DROPPED_WAKE_MAP_FULL,
 	DROPPED_OTHER_OP,
+	/* A request started again (requests are reused) while its previous
+	 * use was still waiting for a completion the programs never saw. */
+	DROPPED_COMPLETION_UNSEEN,
 	DROPPED_KINDS,
 };
 
@@ -220,6 +223,8 @@ int BPF_PROG(block_io_start, struct request *rq)
 		return 0;
 	if (cfg->dev && !on_device(rq, cfg->dev))
 		return 0;
+	if (bpf_map_lookup_elem(&requests, &key))
+		count_dropped(DROPPED_COMPLETION_UNSEEN);
 	if (bpf_map_update_elem(&requests, &key, &t, BPF_ANY))
 		count_dropped(DROPPED_REQUEST_MAP_FULL);
 	return 0;

@@ -130,4 +130,10 @@ pub struct KernelDropped {
     /// not seen when the run ended (still queued, or merged into another).
     #[serde(default)]
     pub in_flight_at_end: u64,
+    /// Requests that started again (the kernel reuses them) while the
+    /// programs were still waiting for their previous completion: a
+    /// completion the kernel did not show them. Seen on this project's VM
+    /// when the probe's CPU was contended (RESULTS §15).
+    #[serde(default)]
+    pub completions_unseen: u64,
 }

@@ -427,16 +427,8 @@ where
         // The kernel series, on the probe's grid (or, with no series of
         // the probe's, on the run's), before the `self` series.
         let kernel_report = tracer.map(|tracer| {
-            let grid: Vec<(u64, u64)> = match collected.series.first() {
-                Some(first) => first
-                    .intervals
-                    .iter()
-                    .map(|iv| (iv.start_ns, iv.length_ns))
-                    .collect(),
-                None => {
-                    kernel::grid_of(collected.end_ns.saturating_sub(run_start), plan.interval_ns)
-                }
-            };
+            let elapsed = collected.end_ns.saturating_sub(run_start);
+            let grid = kernel::grid_of(collected.series.first(), elapsed, plan.interval_ns);
             let (series, report) = tracer.finish(&grid);
             collected.series.extend(series);
             report
@@ -494,7 +486,12 @@ where
         interrupted: stop.is_raised() && thread_error.is_none(),
         host,
         faults: Default::default(),
-        warnings: plan.warnings.into_iter().chain(observers.shared).collect(),
+        warnings: plan
+            .warnings
+            .into_iter()
+            .chain(observers.shared)
+            .chain(kernel_report.iter().flat_map(kernel::warnings))
+            .collect(),
         series: collected.series,
         summary,
         host_counters,

@@ -247,7 +247,12 @@ impl Tracer {
                 }
             })
             .collect();
-        let [requests_untracked, wakeups_untracked, other_operations] = self.loaded.dropped();
+        let [
+            requests_untracked,
+            wakeups_untracked,
+            other_operations,
+            completions_unseen,
+        ] = self.loaded.dropped();
         let nested_events = costs.iter().map(|c| c.skipped).sum();
         let in_flight_at_end = self.loaded.requests_in_flight();
         KernelReport {
@@ -263,6 +268,7 @@ impl Tracer {
                 other_operations,
                 nested_events,
                 in_flight_at_end,
+                completions_unseen,
             },
             map_bytes: self.loaded.map_bytes(),
             torn_intervals: self.torn,
@@ -352,6 +358,35 @@ impl Tracer {
     }
 }
 
+/// What a run's kernel series missed, as warnings with advice: events the
+/// kernel did not pass to the programs are not in the series.
+pub fn warnings(report: &KernelReport) -> Vec<crate::model::Warning> {
+    let d = &report.dropped;
+    let mut out = Vec::new();
+    let missed = d.completions_unseen + d.nested_events;
+    if missed > 0 {
+        out.push(crate::model::Warning {
+            message: format!(
+                "the kernel did not run cauda's programs for {missed} event(s) ({} request                  completion(s) unseen, {} nested in another on one CPU): the kernel series                  miss them",
+                d.completions_unseen, d.nested_events
+            ),
+            advice: "seen when the probe's CPUs are contended; compare the kernel series'                      counts with the probe's, or give the probe a CPU of its own"
+                .into(),
+        });
+    }
+    let untracked = d.requests_untracked + d.wakeups_untracked;
+    if untracked > 0 {
+        out.push(crate::model::Warning {
+            message: format!(
+                "{untracked} event(s) found the programs' tables full and were not counted"
+            ),
+            advice: "more requests or waiting threads than the tables hold (16,384 and                      32,768): use --kernel block or runq alone, or a shorter interval"
+                .into(),
+        });
+    }
+    out
+}
+
 /// A kernel series on the run's grid of (start, length) intervals.
 fn on_grid(tag: &str, read: Vec<IntervalRecord>, grid: &[(u64, u64)]) -> Series {
     let mut series = Series::new(tag.into(), MeasuredFrom::ActualStart);
@@ -406,10 +441,17 @@ fn explain(error: sys::LoadError) -> anyhow::Error {
     input_error(message)
 }
 
-/// The run's interval grid when no series gives one: intervals of
-/// `interval_ns` from the start to `elapsed_ns`, the last one partial, at
-/// least one (the collector's rule).
-pub fn grid_of(elapsed_ns: u64, interval_ns: u64) -> Vec<(u64, u64)> {
+/// The run's interval grid as (start, length): the probe's first series'
+/// intervals, or with none, intervals of `interval_ns` from the start to
+/// `elapsed_ns`, the last one partial, at least one (the collector's rule).
+pub fn grid_of(first: Option<&Series>, elapsed_ns: u64, interval_ns: u64) -> Vec<(u64, u64)> {
+    if let Some(series) = first {
+        return series
+            .intervals
+            .iter()
+            .map(|iv| (iv.start_ns, iv.length_ns))
+            .collect();
+    }
     let interval = interval_ns.max(1);
     let count = elapsed_ns.div_ceil(interval).max(1);
     (0..count)
@@ -427,11 +469,14 @@ mod tests {
     #[test]
     fn the_grid_ends_with_a_partial_interval() {
         assert_eq!(
-            grid_of(2_500, 1_000),
+            grid_of(None, 2_500, 1_000),
             vec![(0, 1_000), (1_000, 1_000), (2_000, 500)]
         );
-        assert_eq!(grid_of(0, 1_000), vec![(0, 1)]);
-        assert_eq!(grid_of(2_000, 1_000), vec![(0, 1_000), (1_000, 1_000)]);
+        assert_eq!(grid_of(None, 0, 1_000), vec![(0, 1)]);
+        assert_eq!(
+            grid_of(None, 2_000, 1_000),
+            vec![(0, 1_000), (1_000, 1_000)]
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub const SERIES: usize = 8;
 /// Buckets per histogram: cauda's layout from 1 ns to one hour.
 pub const BUCKETS: usize = 33_792;
 /// Reasons an event was not counted (`enum dropped` in the C).
-pub const DROPPED_KINDS: usize = 3;
+pub const DROPPED_KINDS: usize = 4;
 
 /// What the programs count and when (`struct cauda_config`).
 #[repr(C)]
