@@ -28,6 +28,13 @@ pub struct KernelArgs {
 impl KernelArgs {
     /// The configuration these flags ask for.
     pub fn config(&self) -> anyhow::Result<KernelConfig> {
+        if self.output.hlog.is_some() || self.output.metrics_listen.is_some() {
+            return Err(crate::error::input_error(
+                "cauda kernel: --hlog and --metrics-listen stream a probe's series as they \
+                 complete; the kernel series are read into the run file (convert it with \
+                 cauda convert --to hlog afterwards)",
+            ));
+        }
         let mut sources = self.output.kernel.clone();
         if sources.is_empty() {
             sources = vec![KernelSource::Block, KernelSource::Runq];
