@@ -373,6 +373,10 @@ fn without_privileges_or_with_a_wrong_device_nothing_is_measured() {
     );
     refused(&["kernel"], "give --runtime, or a command");
     refused(
+        &["kernel", "--runtime", "1s", "--hlog", "k.hlog"],
+        "cauda convert --to hlog afterwards",
+    );
+    refused(
         &["kernel", "--runtime", "1s", "--", "/no/such/program"],
         "no such executable",
     );
