@@ -66,33 +66,31 @@ fn summary<'a>(run: &'a Value, tag: &str) -> &'a Value {
         .unwrap()["summary"]
 }
 
-/// The names of the BPF programs loaded on the host (`bpftool prog show`).
-fn loaded_programs() -> Vec<String> {
+/// The ids of the BPF programs loaded on the host (`bpftool prog show`).
+fn loaded_programs() -> Vec<u64> {
     let out = StdCommand::new("bpftool")
         .args(["prog", "show", "--json"])
         .output()
         .expect("bpftool (apt-get install bpftool)");
     let all: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     all.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|p| p["name"].as_str().map(String::from))
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|p| p["id"].as_u64()).collect())
         .unwrap_or_default()
 }
 
-/// Ours: the programs of bpf/cauda.bpf.c (bpftool names them from BTF).
-fn ours(names: &[String]) -> usize {
-    const OURS: [&str; 6] = [
-        "block_io_start",
-        "block_rq_issue",
-        "block_rq_complete",
-        "sched_wakeup",
-        "sched_wakeup_new",
-        "sched_switch",
-    ];
-    names.iter().filter(|n| OURS.contains(&n.as_str())).count()
+/// The ids of the BPF programs a process holds (its descriptors' fdinfo).
+fn programs_held_by(pid: u32) -> Vec<u64> {
+    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .filter(|text| text.contains("prog_type:"))
+        .filter_map(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("prog_id:")?.trim().parse().ok())
+        })
+        .collect()
 }
 
 #[test]
@@ -321,7 +319,6 @@ fn no_program_is_left_behind_after_sigint_sigterm_or_sigkill() {
     if !bpf_ready() {
         return;
     }
-    let before = ours(&loaded_programs());
     for sig in ["-INT", "-TERM", "-KILL"] {
         let dir = tempfile::tempdir().unwrap();
         let run_path = dir.path().join("run.json");
@@ -332,25 +329,35 @@ fn no_program_is_left_behind_after_sigint_sigterm_or_sigkill() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // Wait until its six programs are attached.
+        // Wait until its six programs are loaded, and note which they are
+        // (other tests may load theirs meanwhile).
         let deadline = Instant::now() + Duration::from_secs(20);
-        while ours(&loaded_programs()) < before + 6 {
+        let mut held = programs_held_by(child.id());
+        while held.len() < 6 {
             assert!(
                 Instant::now() < deadline,
                 "cauda never attached (sig {sig})"
             );
             std::thread::sleep(Duration::from_millis(50));
+            held = programs_held_by(child.id());
         }
         std::thread::sleep(Duration::from_millis(1200));
         signal(child.id(), sig);
         let status = child.wait().unwrap();
         // The kernel frees a program shortly after its last descriptor
         // closes (RCU): give it a moment, not a run.
+        let left = || -> Vec<u64> {
+            let loaded = loaded_programs();
+            held.iter()
+                .copied()
+                .filter(|id| loaded.contains(id))
+                .collect()
+        };
         let deadline = Instant::now() + Duration::from_secs(5);
-        while ours(&loaded_programs()) != before && Instant::now() < deadline {
+        while !left().is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        assert_eq!(ours(&loaded_programs()), before, "left behind after {sig}");
+        assert_eq!(left(), Vec::<u64>::new(), "left behind after {sig}");
         if sig != "-KILL" {
             assert_eq!(status.code(), Some(130), "after {sig}");
             let run = read_json(&run_path);
