@@ -314,6 +314,7 @@ fn merge_slots(
     use crate::record::histogram::{bucket_index, bucket_top};
     let mut counts = vec![0u64; bucket_index(u64::MAX) + 1];
     let mut touched: Vec<usize> = Vec::new();
+    let mut pairs: Vec<(usize, u64)> = Vec::new();
     let mut out = Vec::with_capacity(slots.len());
     for (start, parts) in slots {
         let mut length_ns = 0;
@@ -325,11 +326,11 @@ fn merge_slots(
             if interval.count == 0 {
                 continue;
             }
-            let pairs = interval
-                .bucket_indexes()
+            interval
+                .bucket_indexes_into(&mut pairs)
                 .map_err(|e| input_error(format!("{source}: series '{tag}', interval {i}: {e}")))?;
             stats.merge(&interval.stats());
-            for (at, count) in pairs.into_iter().filter(|&(_, count)| count > 0) {
+            for &(at, count) in pairs.iter().filter(|&&(_, count)| count > 0) {
                 if counts[at] == 0 {
                     touched.push(at);
                 }

@@ -180,6 +180,51 @@ pub fn bucket_indexes(text: &str) -> Result<(Vec<(usize, u64)>, bool), String> {
     })
 }
 
+/// [`bucket_indexes`] into `pairs` (cleared first), for a merge that reads
+/// thousands: a deflated V2 histogram of cauda's own shape is decoded and
+/// inflated in this thread's buffers and read where it lies, with the
+/// checks [`plain_v2`] makes; anything else takes [`bucket_indexes`].
+pub fn bucket_indexes_into(text: &str, pairs: &mut Vec<(usize, u64)>) -> Result<bool, String> {
+    thread_local! {
+        static BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let fast = BYTES.with_borrow_mut(|bytes| {
+        bytes.clear();
+        STANDARD.decode_vec(text.trim(), bytes).ok()?;
+        let cookie = u32::from_be_bytes(bytes.get(..4)?.try_into().ok()?) & COOKIE_BASE_MASK;
+        if cookie != V2_DEFLATE_COOKIE & COOKIE_BASE_MASK {
+            return None;
+        }
+        zlib::with_inflated(bytes.get(8..)?, |plain| {
+            let plain_cookie = u32::from_be_bytes(plain[..4].try_into().ok()?) & COOKIE_BASE_MASK;
+            if plain_cookie != V2_COOKIE & COOKIE_BASE_MASK {
+                return None;
+            }
+            let claimed = payload_bound(plain).ok()?;
+            if (plain.len() - V2_HEADER_LEN) as u64 != claimed {
+                return None;
+            }
+            match own_shape_counts_into(plain, pairs) {
+                Ok(true) => Some(Ok(true)),
+                Ok(false) => None,
+                Err(e) => Some(Err(e)),
+            }
+        })
+        .flatten()
+    });
+    match fast {
+        Some(result) => result,
+        // Another version or shape, or a damaged one: the general path,
+        // which also says what is wrong.
+        None => {
+            let (all, own) = bucket_indexes(text)?;
+            pairs.clear();
+            pairs.extend(all);
+            Ok(own)
+        }
+    }
+}
+
 /// The plain V2 bytes of a base64 histogram of any version (V0 and V1
 /// rewritten as V2), and which version it was.
 fn plain_encoding(text: &str) -> Result<(Vec<u8>, Version), String> {
@@ -206,6 +251,13 @@ fn deserialize(plain: &[u8], version: Version) -> Result<Histogram<u64>, String>
 /// the count at the next index, a negative one skips that many empty
 /// indexes (HdrHistogram's `fillCountsArrayFromSourceBuffer`).
 fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(usize, u64)>>, String> {
+    let mut entries = Vec::new();
+    Ok(own_shape_counts_into(plain, &mut entries)?.then_some(entries))
+}
+
+/// [`own_shape_counts`] into `entries` (cleared first); false for another
+/// shape, leaving `entries` unspecified.
+fn own_shape_counts_into(plain: &[u8], entries: &mut Vec<(usize, u64)>) -> Result<bool, String> {
     use crate::record::histogram::{HIGHEST_NS, bucket_index};
     if plain.len() < V2_HEADER_LEN {
         return Err("histogram is not a valid HdrHistogram V2 encoding (header cut short)".into());
@@ -219,14 +271,15 @@ fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(usize, u64)>>, String> {
         |at: usize| u32::from_be_bytes([plain[at], plain[at + 1], plain[at + 2], plain[at + 3]]);
     let (payload_len, offset, digits, lowest) = (half(4) as usize, half(8), half(12), word(16));
     if offset != 0 || digits != 3 || lowest != 1 {
-        return Ok(None);
+        return Ok(false);
     }
     let payload = plain
         .get(V2_HEADER_LEN..V2_HEADER_LEN + payload_len)
         .ok_or("histogram is not a valid HdrHistogram V2 encoding (payload cut short)")?;
     let last = bucket_index(HIGHEST_NS);
     // Each entry takes a byte of payload at least.
-    let mut entries = Vec::with_capacity(payload.len());
+    entries.clear();
+    entries.reserve(payload.len());
     let (mut index, mut at) = (0usize, 0usize);
     while at < payload.len() {
         let mut raw = 0u64;
@@ -253,14 +306,14 @@ fn own_shape_counts(plain: &[u8]) -> Result<Option<Vec<(usize, u64)>>, String> {
         }
         if index > last {
             // Beyond cauda's range: leave it to the full decoder.
-            return Ok(None);
+            return Ok(false);
         }
         if number > 0 {
             entries.push((index, number as u64));
         }
         index += 1;
     }
-    Ok(Some(entries))
+    Ok(true)
 }
 
 /// The plain V2 encoding of `bytes` (inflated if deflated), its payload
@@ -393,6 +446,30 @@ pub(super) fn counts_len(lowest: u64, highest: u64, digits: u64) -> Option<u64> 
 mod tests {
     use super::*;
     use crate::record::histogram::empty_hdr;
+
+    #[test]
+    fn the_merge_s_reading_equals_the_general_one() {
+        let mut pairs = vec![(7, 7)];
+        let mut rng = crate::record::schedule::SplitMix64::new(5);
+        for n in [0, 1, 50, 5_000] {
+            let mut h = empty_hdr();
+            for _ in 0..n {
+                h.record(1 + rng.next_u64() % 10_000_000_000).unwrap();
+            }
+            let text = encode(&h);
+            let own = bucket_indexes_into(&text, &mut pairs).unwrap();
+            assert_eq!((pairs.clone(), own), bucket_indexes(&text).unwrap());
+        }
+        // Damaged: the same error either way.
+        let mut bytes = STANDARD.decode(encode(&empty_hdr())).unwrap();
+        let at = bytes.len() - 3;
+        bytes[at] ^= 0x40;
+        let text = STANDARD.encode(&bytes);
+        assert_eq!(
+            bucket_indexes_into(&text, &mut pairs).unwrap_err(),
+            bucket_indexes(&text).unwrap_err()
+        );
+    }
 
     #[test]
     fn round_trip_keeps_every_count() {

@@ -287,22 +287,29 @@ impl IntervalRecord {
     /// (another shape's values each in cauda's bucket; its min and max are
     /// then checked against the count only).
     pub fn bucket_indexes(&self) -> Result<Vec<(usize, u64)>, String> {
+        let mut pairs = Vec::new();
+        self.bucket_indexes_into(&mut pairs)?;
+        Ok(pairs)
+    }
+
+    /// [`IntervalRecord::bucket_indexes`] into `pairs` (cleared first), so
+    /// that a merge reuses one vector for all its intervals.
+    pub fn bucket_indexes_into(&self, pairs: &mut Vec<(usize, u64)>) -> Result<(), String> {
         use crate::record::histogram::bucket_top;
-        let (pairs, own_shape) = match &self.histogram {
-            HistogramData::Sparse(packed) => (
-                crate::record::buckets::PackedPairs::new(packed).collect(),
-                true,
-            ),
-            HistogramData::Encoded(text) => encoding::bucket_indexes(text)?,
+        let own_shape = match &self.histogram {
+            HistogramData::Sparse(packed) => {
+                pairs.clear();
+                pairs.extend(crate::record::buckets::PackedPairs::new(packed));
+                true
+            }
+            HistogramData::Encoded(text) => encoding::bucket_indexes_into(text, pairs)?,
         };
-        let pairs: Vec<(usize, u64)> = pairs;
         let total = pairs.iter().fold(0u64, |sum, p| sum.saturating_add(p.1));
         let ends = [pairs.first(), pairs.last()].into_iter().flatten();
         let occupied = own_shape
             .then(|| Occupied::of_buckets(ends.map(|p| bucket_top(p.0))))
             .flatten();
-        self.check(total, occupied)?;
-        Ok(pairs)
+        self.check(total, occupied)
     }
 
     /// Adds the interval's buckets to `total` — without decoding a histogram
