@@ -183,7 +183,7 @@ pub fn bucket_indexes(text: &str) -> Result<(Vec<(usize, u64)>, bool), String> {
 /// [`bucket_indexes`] into `pairs` (cleared first), for a merge that reads
 /// thousands: a deflated V2 histogram of cauda's own shape is decoded and
 /// inflated in this thread's buffers and read where it lies, with the
-/// checks [`plain_v2`] makes; anything else takes [`bucket_indexes`].
+/// checks the general path makes; anything else takes [`bucket_indexes`].
 pub fn bucket_indexes_into(text: &str, pairs: &mut Vec<(usize, u64)>) -> Result<bool, String> {
     thread_local! {
         static BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
