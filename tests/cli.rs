@@ -328,12 +328,7 @@ fn priority_without_permission_says_to_drop_the_flag() {
     } else {
         cauda_process()
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let dir = common::writable_by_all();
     let out = command
         .args([
             "timer",

@@ -392,12 +392,7 @@ fn without_privileges_or_with_a_wrong_device_nothing_is_measured() {
         return;
     }
     let copy_dir = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let dir = common::writable_by_all();
     let run_path = dir.path().join("run.json");
     let out = as_nobody(&copy_for_nobody(copy_dir.path()))
         .args(["timer", "--runtime", "1s", "--kernel", "runq", "-o"])
@@ -526,12 +521,7 @@ fn lab_records_kernel_series_or_says_why_not() {
         return;
     }
     let copy_dir = tempfile::tempdir().unwrap();
-    let nobody_dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        nobody_dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let nobody_dir = common::writable_by_all();
     let out = as_nobody(&copy_for_nobody(copy_dir.path()))
         .args(args)
         .arg("--dir")

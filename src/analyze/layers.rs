@@ -60,13 +60,13 @@ pub fn splits(series: &[SeriesAnalysis]) -> Vec<LayerSplit> {
             let at: Vec<LayerPoint> = SPLIT_AT
                 .iter()
                 .filter_map(|p| {
-                    let app_ns = percentile(app, p)?;
-                    let device_ns = percentile(device, p)?;
+                    let app_ns = app.summary.percentiles.get(p)?;
+                    let device_ns = device.summary.percentiles.get(p)?;
                     Some(LayerPoint {
                         percentile: (*p).to_string(),
                         app_ns,
                         device_ns,
-                        block_total_ns: total.and_then(|t| percentile(t, p)),
+                        block_total_ns: total.and_then(|t| t.summary.percentiles.get(p)),
                         above_device_ns: app_ns as i64 - device_ns as i64,
                     })
                 })
@@ -78,12 +78,6 @@ pub fn splits(series: &[SeriesAnalysis]) -> Vec<LayerSplit> {
             })
         })
         .collect()
-}
-
-/// A percentile of a series' summary, keyed as printed (`"99.9"`).
-fn percentile(series: &SeriesAnalysis, key: &str) -> Option<u64> {
-    let held = &series.summary.percentiles.0;
-    held.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
 }
 
 /// Whether a series is one of the kernel's (no layer hints on those).

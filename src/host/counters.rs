@@ -18,6 +18,7 @@
 //! Reading them costs a few small `/proc` reads a second; a missing file
 //! (no PSI, a container) just leaves its counters out.
 
+use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use std::collections::BTreeMap;
 
 use super::snapshot::HostRoot;
@@ -156,6 +157,37 @@ pub fn block_device_of(path: &std::path::Path) -> Option<String> {
         &resolved
     };
     disk.file_name()?.to_str().map(str::to_string)
+}
+
+/// Host counter deltas on the run's interval grid: interval i spans
+/// boundary readings i and i+1, the last one ends at the final reading.
+pub fn align(readings: Vec<Reading>, grid: &[IntervalRecord]) -> HostCounters {
+    let names: Vec<String> = readings
+        .first()
+        .map(|r| r.keys().cloned().collect())
+        .unwrap_or_default();
+    let last = readings.len().saturating_sub(1);
+    let intervals = grid
+        .iter()
+        .enumerate()
+        .map(|(i, slot)| {
+            let start = readings.get(i.min(last));
+            let end = if i + 1 < grid.len() {
+                readings.get((i + 1).min(last))
+            } else {
+                readings.get(last)
+            };
+            HostInterval {
+                start_ns: slot.start_ns,
+                length_ns: slot.length_ns,
+                deltas: match (start, end) {
+                    (Some(a), Some(b)) => deltas(&names, a, b),
+                    _ => vec![0; names.len()],
+                },
+            }
+        })
+        .collect();
+    HostCounters { names, intervals }
 }
 
 /// `some avg10=… total=N` lines → (`some`, N µs).

@@ -153,13 +153,7 @@ fn main_series(analysis: &InputAnalysis) -> Option<&SeriesAnalysis> {
 }
 
 fn percentile(series: &SeriesAnalysis, key: &str) -> Option<u64> {
-    series
-        .summary
-        .percentiles
-        .0
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| *v)
+    series.summary.percentiles.get(key)
 }
 
 fn title<'a>(runs: &'a [Measured], name: &str) -> &'a str {

@@ -193,10 +193,8 @@ fn table(pooled: &[Loaded], rounds: usize) -> String {
             let p = |q: &str| {
                 s.summary
                     .percentiles
-                    .0
-                    .iter()
-                    .find(|(k, _)| k == q)
-                    .map_or("—".to_string(), |(_, v)| units::format_ns(*v as f64))
+                    .get(q)
+                    .map_or("—".to_string(), |v| units::format_ns(v as f64))
             };
             out.push_str(&format!(
                 "{:<6} {:<8} {:<12} {:<12} {:<12} {}\n",

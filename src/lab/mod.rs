@@ -408,11 +408,11 @@ fn table(analysed: &[(&Step, crate::analyze::Analysis)], interrupted: &[&str]) -
                 continue;
             }
             let at = |key: &str| {
-                let value = series.summary.percentiles.0.iter().find(|(k, _)| k == key);
+                let value = series.summary.percentiles.get(key);
                 match (value, series.support.get(key)) {
                     (_, Some(Support::Insufficient)) | (None, _) => "—".to_string(),
-                    (Some((_, v)), Some(Support::Rough)) => format!("≈{}", format_ns(*v as f64)),
-                    (Some((_, v)), _) => format_ns(*v as f64),
+                    (Some(v), Some(Support::Rough)) => format!("≈{}", format_ns(v as f64)),
+                    (Some(v), _) => format_ns(v as f64),
                 }
             };
             let mark = if interrupted.contains(&step.name) {

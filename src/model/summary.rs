@@ -9,6 +9,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Percentiles(pub Vec<(String, u64)>);
 
+impl Percentiles {
+    /// The value of a percentile by its key (`"99.9"`).
+    pub fn get(&self, key: &str) -> Option<u64> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
 impl Serialize for Percentiles {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;

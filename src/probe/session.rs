@@ -19,11 +19,11 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::analyze::summary::series_summaries;
 use crate::formats::hlog::HlogWriter;
-use crate::host::counters::{self, Reading, Sampler};
+use crate::host::counters::{self, Sampler};
 use crate::host::kernel::{self, Tracer};
 use crate::host::snapshot::{self, HostRoot};
+use crate::model::HostCounters;
 use crate::model::kernel::KernelSource;
-use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use crate::model::{LoadMode, Observer, RUN_SCHEMA, RunFile, Tool, Warning};
 use crate::output::{self, Checked};
 use crate::probe::collector::{self, SeriesSpec};
@@ -108,6 +108,18 @@ pub struct Finished {
     pub run: RunFile,
     /// Where it was written.
     pub path: PathBuf,
+}
+
+/// What the threads of a run left for its run file.
+struct Measured {
+    collected: collector::Collected,
+    run_start: u64,
+    start_time: String,
+    start_unix_ns: u128,
+    thread_error: Option<anyhow::Error>,
+    host_counters: Option<HostCounters>,
+    observers: Observers,
+    kernel_report: Option<crate::model::kernel::KernelReport>,
 }
 
 /// cauda's own threads of a run: their use, and what they shared.
@@ -446,9 +458,9 @@ where
         }
         let host_counters = readings.and_then(|readings| {
             let grid = &collected.series.first()?.intervals;
-            Some(align_counters(readings, grid))
+            Some(counters::align(readings, grid))
         });
-        Ok((
+        Ok(Measured {
             collected,
             run_start,
             start_time,
@@ -457,9 +469,9 @@ where
             host_counters,
             observers,
             kernel_report,
-        ))
+        })
     })?;
-    let (
+    let Measured {
         collected,
         run_start,
         start_time,
@@ -468,7 +480,7 @@ where
         host_counters,
         observers,
         kernel_report,
-    ) = outcome;
+    } = outcome;
 
     let summary = series_summaries(&collected.series).map_err(|e| anyhow!(e))?;
     let mut run = RunFile {
@@ -561,35 +573,4 @@ fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
         left = at.saturating_sub(now_unix());
     }
     Ok(())
-}
-
-/// Host counter deltas on the run's interval grid: interval i spans
-/// boundary readings i and i+1, the last one ends at the final reading.
-fn align_counters(readings: Vec<Reading>, grid: &[IntervalRecord]) -> HostCounters {
-    let names: Vec<String> = readings
-        .first()
-        .map(|r| r.keys().cloned().collect())
-        .unwrap_or_default();
-    let last = readings.len().saturating_sub(1);
-    let intervals = grid
-        .iter()
-        .enumerate()
-        .map(|(i, slot)| {
-            let start = readings.get(i.min(last));
-            let end = if i + 1 < grid.len() {
-                readings.get((i + 1).min(last))
-            } else {
-                readings.get(last)
-            };
-            HostInterval {
-                start_ns: slot.start_ns,
-                length_ns: slot.length_ns,
-                deltas: match (start, end) {
-                    (Some(a), Some(b)) => counters::deltas(&names, a, b),
-                    _ => vec![0; names.len()],
-                },
-            }
-        })
-        .collect();
-    HostCounters { names, intervals }
 }

@@ -265,6 +265,15 @@ pub fn copy_for_nobody(dir: &Path) -> PathBuf {
     copy
 }
 
+/// A temporary directory anyone may write (0777): where a run as nobody
+/// saves its files.
+pub fn writable_by_all() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    dir
+}
+
 /// `setpriv` running `program` as nobody, with no capabilities.
 pub fn as_nobody(program: &Path) -> StdCommand {
     let mut c = StdCommand::new("setpriv");

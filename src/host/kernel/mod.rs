@@ -334,9 +334,8 @@ impl Tracer {
                 }
                 IntervalRecord::from_buckets(0, 0, &stats, entries)
             };
-            let read = &mut self.read[at];
-            read.resize(index as usize, IntervalRecord::empty(0, 0));
-            read.push(record);
+            // Intervals are read in order, one each call: index `index`.
+            self.read[at].push(record);
         }
         self.clear(slot);
         self.next += 1;

@@ -170,13 +170,9 @@ impl Consumer {
                 }
             }
             let deadline = clock.now() + 100_000_000;
-            let fds: Vec<_> = self.sources.iter().map(|s| s.conn.fd()).collect();
             let mut ready = std::mem::take(&mut self.ready);
-            let n = crate::sys::poll_readable_until(&fds, deadline, &mut ready)
-                .map_err(|e| anyhow!("waiting for the broker: {e}"))?;
-            drop(fds);
-            if n > 0 {
-                let at = clock.now();
+            let conns = self.sources.iter().map(|s| &s.conn);
+            if let Some(at) = wire::wait_readable(conns, deadline, &mut ready, clock)? {
                 for (source, &is_ready) in ready.iter().enumerate() {
                     if is_ready {
                         self.read(source, at, sink, series, ledger)?;

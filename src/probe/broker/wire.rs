@@ -250,6 +250,21 @@ impl Conn {
     }
 }
 
+/// Waits until one of `conns` has something to read or `deadline_ns`
+/// passes (`ppoll`), marking in `ready` which do; when any does, returns
+/// the time the wait ended — the time their replies are stamped with.
+pub fn wait_readable<'a>(
+    conns: impl Iterator<Item = &'a Conn>,
+    deadline_ns: u64,
+    ready: &mut Vec<bool>,
+    clock: &impl crate::record::Clock,
+) -> Result<Option<u64>> {
+    let fds: Vec<BorrowedFd<'_>> = conns.map(Conn::fd).collect();
+    let n = crate::sys::poll_readable_until(&fds, deadline_ns, ready)
+        .map_err(|e| anyhow!("waiting for the broker: {e}"))?;
+    Ok((n > 0).then(|| clock.now()))
+}
+
 /// Decodes a response `frame` to a request sent at `version` with
 /// correlation id `id`.
 pub fn decode<R: Call>(mut frame: Bytes, version: i16, id: i32, peer: &str) -> Result<R::Response> {

@@ -163,13 +163,7 @@ pub fn summary(prep: &Prepared) -> String {
                 format_ns(sum.min as f64),
             );
             for key in &keys {
-                let Some(value) = sum
-                    .percentiles
-                    .0
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| *v)
-                else {
+                let Some(value) = sum.percentiles.get(key) else {
                     out.push_str("<td class=\"num na\">n/a</td>");
                     continue;
                 };

@@ -19,13 +19,9 @@ impl Producer {
         series: ProduceSeries,
         ledger: &Ledger,
     ) -> Result<()> {
-        let fds: Vec<_> = self.leaders.iter().map(|l| l.conn.fd()).collect();
         let mut ready = std::mem::take(&mut self.ready);
-        let n = crate::sys::poll_readable_until(&fds, deadline, &mut ready)
-            .map_err(|e| anyhow!("waiting for the broker: {e}"))?;
-        drop(fds);
-        if n > 0 {
-            let at = clock.now();
+        let conns = self.leaders.iter().map(|l| &l.conn);
+        if let Some(at) = wire::wait_readable(conns, deadline, &mut ready, clock)? {
             for (leader, &is_ready) in ready.iter().enumerate() {
                 if is_ready {
                     self.read_acks(leader, at, sink, series, ledger)?;
