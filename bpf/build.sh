@@ -16,7 +16,9 @@ for tool in clang llvm-strip; do
 done
 [[ -f /usr/include/bpf/bpf_helpers.h ]] || { echo "bpf/build.sh: bpf_helpers.h not found (apt-get install libbpf-dev)" >&2; exit 2; }
 # -mcpu=v3: atomic compare-and-exchange for the exact min and max.
-clang -O2 -g -target bpf -mcpu=v3 -Wall -Werror -c cauda.bpf.c -o "$out"
+# -fdebug-prefix-map: BTF line info names source files; keep the checkout path
+# out of them so every clone builds the same bytes.
+clang -O2 -g -target bpf -mcpu=v3 -Wall -Werror -fdebug-prefix-map="$PWD"=. -c cauda.bpf.c -o "$out"
 # Keep BTF (.BTF, .BTF.ext: CO-RE needs them), drop DWARF.
 llvm-strip -g "$out"
 if [[ ${1:-} == --check ]]; then
