@@ -374,7 +374,8 @@ fn rescue(path: &Path, bytes: &[u8], full: &std::io::Error) -> anyhow::Error {
         };
         if fill(&mut file, bytes).is_ok() {
             return anyhow::anyhow!(
-                "cannot write {} ({full}: the filesystem is full); the result is saved in {} —                  free some space and move it there",
+                "cannot write {} ({full}: the filesystem is full); the result is saved in {} — \
+                 free some space and move it there",
                 path.display(),
                 kept.display()
             );
@@ -382,7 +383,8 @@ fn rescue(path: &Path, bytes: &[u8], full: &std::io::Error) -> anyhow::Error {
         let _ = fs::remove_file(&kept);
     }
     anyhow::anyhow!(
-        "cannot write {} ({full}: the filesystem is full), and $TMPDIR, /var/tmp, /dev/shm and          /tmp had no room for it either; free some space and run again",
+        "cannot write {} ({full}: the filesystem is full), and $TMPDIR, /var/tmp, /dev/shm and \
+         /tmp had no room for it either; free some space and run again",
         path.display()
     )
 }

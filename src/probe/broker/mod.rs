@@ -316,7 +316,9 @@ fn measure(
         && config.size + BATCH_OVERHEAD > limit
     {
         return Err(input_error(format!(
-            "--size {}: a batch of one such record is above topic {}'s max.message.bytes              ({limit}); give --size {} or less, or raise max.message.bytes (--topic-config              max.message.bytes=N on a new topic)",
+            "--size {}: a batch of one such record is above topic {}'s max.message.bytes \
+             ({limit}); give --size {} or less, or raise max.message.bytes (--topic-config \
+             max.message.bytes=N on a new topic)",
             config.size,
             topic.name,
             limit.saturating_sub(BATCH_OVERHEAD)
