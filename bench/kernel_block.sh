@@ -63,23 +63,31 @@ echo "## A. exactness: cauda disk's block.device:read against bpftrace's every r
 # other way round, cauda's window held bpftrace's printf at completion:
 # +26 % at p50 on this VM.) bpftrace 0.17 has no raw tracepoints (no
 # request pointer): requests are keyed by (device, sector), sound for
-# 4 KiB random reads at QD1.
+# 4 KiB random reads at QD1. Requests are the probe's when they start in
+# its I/O thread or its io_uring workers (cauda's programs, armed for the
+# run, count the process's requests from its start): an issue can run in a
+# kblockd worker (a requeued or delayed dispatch), and a filter on the
+# issuing thread lost those — the slow ones (p99.9 +36 % in one quiet run).
+# Each probe reads the clock first, before its own table lookups.
 cat >"$WORK/device.bt" <<'EOF'
-tracepoint:block:block_rq_issue /comm == "cauda-disk-0"/ { @issue[args->dev, args->sector] = nsecs; }
-tracepoint:block:block_rq_complete /@issue[args->dev, args->sector]/ {
-    printf("%llu\n", nsecs - @issue[args->dev, args->sector]); delete(@issue[args->dev, args->sector]);
-}
+tracepoint:block:block_io_start /pid == $1 && (comm == "cauda-disk-0" || strncmp(comm, "iou-wrk", 7) == 0)/ { @mine[args->dev, args->sector] = 1; }
+tracepoint:block:block_rq_issue { $t = nsecs; if (@mine[args->dev, args->sector]) { @issue[args->dev, args->sector] = $t; } }
+tracepoint:block:block_rq_complete { $t = nsecs; if (@issue[args->dev, args->sector]) {
+    printf("%llu\n", $t - @issue[args->dev, args->sector]);
+    delete(@issue[args->dev, args->sector]); delete(@mine[args->dev, args->sector]);
+} }
 EOF
 start=$(($(date +%s) + 8))
 "$CAUDA" disk --file "$FILE" --rw randread --runtime "${RUNTIME_S}s" --kernel block --start-at "$start" \
     -q -o "$WORK/a.json" >/dev/null 2>&1 &
 probe=$!
 sleep 2
-bpftrace -q "$WORK/device.bt" >"$WORK/bt.txt" 2>"$WORK/bt.err" &
+bpftrace -q "$WORK/device.bt" "$probe" >"$WORK/bt.txt" 2>"$WORK/bt.err" &
 bt=$!
 wait "$probe"
 sleep 0.5
 kill -INT "$bt"; wait "$bt" || true
+grep -i "lost" "$WORK/bt.err" || true
 py "$WORK/a.json" "$WORK/bt.txt" <<'EOF'
 import json, math, sys
 run = json.load(open(sys.argv[1]))

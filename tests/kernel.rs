@@ -198,6 +198,18 @@ fn the_block_series_count_the_probes_own_ios_and_no_one_elses() {
     );
 }
 
+/// Busy loops stopped when dropped.
+struct Hogs(Vec<std::process::Child>);
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
 #[test]
 fn a_cpu_hog_beside_a_timer_shows_in_its_run_queue_series() {
     if !bpf_ready() {
@@ -206,14 +218,24 @@ fn a_cpu_hog_beside_a_timer_shows_in_its_run_queue_series() {
     let dir = tempfile::tempdir().unwrap();
     let run_path = dir.path().join("run.json");
     // Two hogs on CPU 0 at the timer's own priority: its wake-ups wait.
-    let hogs: Vec<_> = (0..2)
-        .map(|_| {
-            StdCommand::new("taskset")
-                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    // They are stopped when the test ends, fails or not, and stop
+    // themselves after a minute even if the test process is killed.
+    let _hogs = Hogs(
+        (0..2)
+            .map(|_| {
+                StdCommand::new("taskset")
+                    .args([
+                        "-c",
+                        "0",
+                        "bash",
+                        "-c",
+                        "while ((SECONDS < 60)); do :; done",
+                    ])
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    );
     // Let both spin before the timer starts.
     std::thread::sleep(Duration::from_millis(200));
     let out = cauda()
@@ -230,10 +252,7 @@ fn a_cpu_hog_beside_a_timer_shows_in_its_run_queue_series() {
         .arg(&run_path)
         .output()
         .unwrap();
-    for mut hog in hogs {
-        let _ = hog.kill();
-        let _ = hog.wait();
-    }
+    drop(_hogs);
     succeeded(out);
     let run = read_json(&run_path);
     let wakeups: u64 = interval_counts(series(&run, "wakeup")).iter().sum();

@@ -359,8 +359,8 @@ impl Tracer {
 
 /// Completions the kernel never reported, as a share of the requests seen
 /// starting, at and above which a run warns: 0.1 %. A few per 50,000 come
-/// in quiet runs on this project's VM (cause not settled, RESULTS §15):
-/// counted in the run file, not worth a warning on every run.
+/// when the probe's CPU is contended on this project's VM (cause not
+/// settled, RESULTS §15): counted in the run file, warned about when many.
 const UNSEEN_WARN_PER_MILLE: u64 = 1;
 
 /// What a run's kernel series missed, as warnings with advice: events the
