@@ -132,7 +132,7 @@ pub struct KernelDropped {
     pub in_flight_at_end: u64,
     /// Requests that started again (the kernel reuses them) while the
     /// programs were still waiting for their previous completion: a
-    /// completion the programs never saw. A few in 50,000 on this
+    /// completion the programs never saw. Up to a few per 1,000 on this
     /// project's VM, more when the probe's CPU was contended (RESULTS §15).
     #[serde(default)]
     pub completions_unseen: u64,

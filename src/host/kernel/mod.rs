@@ -358,9 +358,10 @@ impl Tracer {
 }
 
 /// Completions the kernel never reported, as a share of the requests seen
-/// starting, at and above which a run warns: 0.1 %. A few per 50,000 come
-/// when the probe's CPU is contended on this project's VM (cause not
-/// settled, RESULTS §15): counted in the run file, warned about when many.
+/// starting, at and above which a run warns: 0.1 %. Up to a few per 1,000
+/// come and go on this project's VM, more under CPU contention (cause not
+/// settled, RESULTS §15): always counted in the run file, warned about
+/// when they matter.
 const UNSEEN_WARN_PER_MILLE: u64 = 1;
 
 /// What a run's kernel series missed, as warnings with advice: events the
