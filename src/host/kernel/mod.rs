@@ -380,8 +380,8 @@ pub fn warnings(report: &KernelReport) -> Vec<crate::model::Warning> {
     {
         out.push(crate::model::Warning {
             message: format!(
-                "the kernel reported no completion for {} of {started} block request(s): \
-                 the kernel series miss them",
+                "the kernel reported no completion for {} of the {started} block request(s) \
+                 started during the run: the kernel series miss them",
                 d.completions_unseen
             ),
             advice: "seen most when the probe's CPUs are contended; compare the kernel series' \
@@ -537,8 +537,8 @@ mod tests {
         assert_eq!(many.len(), 1);
         assert_eq!(
             many[0].message,
-            "the kernel reported no completion for 50 of 50000 block request(s): \
-             the kernel series miss them"
+            "the kernel reported no completion for 50 of the 50000 block request(s) \
+             started during the run: the kernel series miss them"
         );
         assert!(!many[0].advice.contains("  "));
         assert_eq!(warnings(&report(0, 1)).len(), 1);
