@@ -23,6 +23,7 @@ use super::admin::Versions;
 use super::ledger::{Consumed, Ledger, SeqSet};
 use super::stamp::Stamp;
 use super::wire::{self, Conn, error_name};
+use crate::model::broker::ClientSettings;
 use crate::record::{Clock, Sink, StopFlag};
 
 /// What every consumer of a run shares.
@@ -30,12 +31,9 @@ use crate::record::{Clock, Sink, StopFlag};
 pub struct FetchSettings {
     /// The topic.
     pub topic: String,
-    /// `fetch.max.wait.ms`, ns.
-    pub max_wait_ns: u64,
-    /// `fetch.min.bytes`.
-    pub min_bytes: i32,
-    /// `max.partition.fetch.bytes`.
-    pub partition_max_bytes: i32,
+    /// fetch.max.wait, fetch.min.bytes and max.partition.fetch.bytes: the
+    /// settings the run file records, read from there.
+    pub client: ClientSettings,
     /// Protocol versions.
     pub versions: Versions,
     /// Socket timeout for blocking reads and writes.
@@ -197,14 +195,14 @@ impl Consumer {
                 p.fetch_offset = offset;
                 p.last_fetched_epoch = -1;
                 p.log_start_offset = -1;
-                p.partition_max_bytes = self.settings.partition_max_bytes;
+                p.partition_max_bytes = self.settings.client.fetch_partition_max_bytes;
                 p
             })
             .collect();
         let mut request = FetchRequest::default();
         request.replica_id = (-1).into();
-        request.max_wait_ms = (self.settings.max_wait_ns / 1_000_000) as i32;
-        request.min_bytes = self.settings.min_bytes;
+        request.max_wait_ms = (self.settings.client.fetch_max_wait_ns / 1_000_000) as i32;
+        request.min_bytes = self.settings.client.fetch_min_bytes;
         request.max_bytes = 64 << 20;
         request.isolation_level = 0;
         request.session_id = 0;

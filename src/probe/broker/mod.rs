@@ -325,23 +325,16 @@ fn measure(
         )));
     }
     let versions = boot.versions;
+    let client = config.client();
     let produce_settings = ProduceSettings {
         topic: config.topic.clone(),
-        acks: config.acks.code(),
-        record_bytes: config.size,
-        linger_ns: config.linger_ns,
-        batch_bytes: config.batch_bytes,
-        max_in_flight: config.max_in_flight,
-        request_timeout_ms: REQUEST_TIMEOUT_MS,
-        delivery_timeout_ns: config.timeout_ns,
+        client: client.clone(),
         versions,
         io_timeout,
     };
     let fetch_settings = FetchSettings {
         topic: config.topic.clone(),
-        max_wait_ns: config.fetch_max_wait_ns,
-        min_bytes: config.fetch_min_bytes,
-        partition_max_bytes: PARTITION_MAX_BYTES,
+        client,
         versions,
         io_timeout,
         drain_ns: (2 * config.fetch_max_wait_ns).max(2_000_000_000),

@@ -124,7 +124,7 @@ impl Producer {
     /// Gives up requests unacknowledged past the delivery timeout; their
     /// records are recorded in `publish` at the latency they had then.
     pub(super) fn expire(&mut self, now: u64, sink: &mut impl Sink, series: ProduceSeries) {
-        let timeout = self.settings.delivery_timeout_ns;
+        let timeout = self.settings.client.delivery_timeout_ns;
         let mut given_up = Vec::new();
         for leader in &mut self.leaders {
             for f in leader.in_flight.iter_mut() {

@@ -33,6 +33,7 @@ use super::admin::Versions;
 use super::ledger::{Ledger, Produced};
 use super::stamp::Stamp;
 use super::wire::{self, Conn, error_name};
+use crate::model::broker::ClientSettings;
 use crate::record::{Arrivals, Clock, Schedule, Sink, StopFlag};
 
 /// What every producer of a run shares.
@@ -40,20 +41,9 @@ use crate::record::{Arrivals, Clock, Schedule, Sink, StopFlag};
 pub struct ProduceSettings {
     /// The topic.
     pub topic: String,
-    /// 0, 1 or -1.
-    pub acks: i16,
-    /// Value bytes per record.
-    pub record_bytes: usize,
-    /// How long a batch waits for more records, ns.
-    pub linger_ns: u64,
-    /// A batch of this many bytes is written at once.
-    pub batch_bytes: usize,
-    /// Requests outstanding per connection.
-    pub max_in_flight: usize,
-    /// The broker's wait for replicas, ms.
-    pub request_timeout_ms: i32,
-    /// A record unacknowledged this long after it was written is given up.
-    pub delivery_timeout_ns: u64,
+    /// acks, record size, linger, batch size, in-flight requests and
+    /// timeouts: the settings the run file records, read from there.
+    pub client: ClientSettings,
     /// Protocol versions.
     pub versions: Versions,
     /// Socket timeout for blocking reads and writes.
@@ -167,7 +157,7 @@ impl Producer {
                 producer: index,
                 ..Produced::default()
             },
-            payload: vec![0; settings.record_bytes],
+            payload: vec![0; settings.client.record_bytes],
             frames: Vec::new(),
             ready: Vec::new(),
         })
@@ -198,10 +188,10 @@ impl Producer {
             let mut request = self.request(&[(slot, vec![])], Some(stamp))?;
             // Acknowledged even with acks=0: the warm-up checks that each
             // partition takes records.
-            request.acks = if self.settings.acks == 0 {
+            request.acks = if self.settings.client.acks == 0 {
                 1
             } else {
-                self.settings.acks
+                self.settings.client.acks
             };
             let leader = &mut self.leaders[self.slots[slot].1];
             let corr = leader.conn.send(&request, self.settings.versions.produce)?;
@@ -325,7 +315,7 @@ impl Producer {
                 self.wait(clock, sink, deadline, series, ledger)?;
                 self.expire(clock.now(), sink, series);
             }
-            let given_up = clock.now() + self.settings.delivery_timeout_ns;
+            let given_up = clock.now() + self.settings.client.delivery_timeout_ns;
             while !ledger.wait_consumed(self.index, seq, tick) {
                 if stop.is_raised() || clock.now() > given_up {
                     return Ok(());
@@ -362,13 +352,13 @@ impl Producer {
         self.batches
             .iter()
             .filter(|b| !b.records.is_empty())
-            .map(|b| b.opened_ns + self.settings.linger_ns)
+            .map(|b| b.opened_ns + self.settings.client.linger_ns)
             .min()
     }
 
     fn batch_full(&self, batch: &Batch) -> bool {
-        batch.records.len() * (self.settings.record_bytes + RECORD_OVERHEAD)
-            >= self.settings.batch_bytes
+        batch.records.len() * (self.settings.client.record_bytes + RECORD_OVERHEAD)
+            >= self.settings.client.batch_bytes
     }
 
     /// Writes every batch that is due, one request per leader.
@@ -386,7 +376,7 @@ impl Producer {
                 .iter()
                 .filter(|f| !f.abandoned)
                 .count();
-            if outstanding >= self.settings.max_in_flight {
+            if outstanding >= self.settings.client.max_in_flight {
                 continue;
             }
             let now = clock.now();
@@ -397,7 +387,7 @@ impl Producer {
                     !b.records.is_empty()
                         && (all
                             || self.batch_full(b)
-                            || now >= b.opened_ns + self.settings.linger_ns)
+                            || now >= b.opened_ns + self.settings.client.linger_ns)
                 })
                 .collect();
             if due.is_empty() {
@@ -405,8 +395,9 @@ impl Producer {
             }
             // At most --batch-bytes per partition and request; the rest of
             // a backlog goes in the next one.
-            let most =
-                (self.settings.batch_bytes / (self.settings.record_bytes + RECORD_OVERHEAD)).max(1);
+            let most = (self.settings.client.batch_bytes
+                / (self.settings.client.record_bytes + RECORD_OVERHEAD))
+                .max(1);
             let batches: Vec<(usize, Vec<Pending>)> = due
                 .into_iter()
                 .map(|s| {
@@ -441,7 +432,7 @@ impl Producer {
                     sink.record(sent_ns, series.queue, sent_ns.saturating_sub(r.intended));
                 }
             }
-            if self.settings.acks == 0 {
+            if self.settings.client.acks == 0 {
                 self.produced.counts.unacknowledged += count;
                 for (_, records) in &batches {
                     for r in records {
@@ -547,8 +538,8 @@ impl Producer {
             topic.partition_data.push(data);
         }
         let mut request = ProduceRequest::default();
-        request.acks = self.settings.acks;
-        request.timeout_ms = self.settings.request_timeout_ms;
+        request.acks = self.settings.client.acks;
+        request.timeout_ms = self.settings.client.request_timeout_ms;
         request.topic_data = vec![topic];
         Ok(request)
     }
