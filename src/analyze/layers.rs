@@ -44,6 +44,11 @@ pub struct LayerPoint {
     /// The time above the device: `app_ns − device_ns` (negative only
     /// through the percentiles' own uncertainty).
     pub above_device_ns: i64,
+    /// The probe's threads' wait for a CPU after a wake-up (`runq`) at the
+    /// same percentile, when measured: part of the time above the device
+    /// (on a VM, mostly an idle vCPU coming back).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runq_ns: Option<u64>,
 }
 
 const SPLIT_AT: [&str; 2] = ["50", "99"];
@@ -57,6 +62,7 @@ pub fn splits(series: &[SeriesAnalysis]) -> Vec<LayerSplit> {
             let device_tag = device_tag_of(&app.tag)?;
             let device = find(device_tag)?;
             let total = find(&device_tag.replace("block.device", "block.total"));
+            let runq = find("runq");
             let at: Vec<LayerPoint> = SPLIT_AT
                 .iter()
                 .filter_map(|p| {
@@ -68,6 +74,7 @@ pub fn splits(series: &[SeriesAnalysis]) -> Vec<LayerSplit> {
                         device_ns,
                         block_total_ns: total.and_then(|t| t.summary.percentiles.get(p)),
                         above_device_ns: app_ns as i64 - device_ns as i64,
+                        runq_ns: runq.and_then(|r| r.summary.percentiles.get(p)),
                     })
                 })
                 .collect();
@@ -156,6 +163,64 @@ pub fn runq_hint(runq_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{IntervalRecord, MeasuredFrom, Series};
+    use crate::record::LatencyHistogram;
+
+    /// `tag`: two intervals of 1,000 values, `low` for 98 % and `high` for
+    /// the rest.
+    fn analysed(tag: &str, low: u64, high: u64) -> SeriesAnalysis {
+        let mut series = Series::new(tag.into(), MeasuredFrom::ActualStart);
+        for i in 0..2u64 {
+            let mut h = LatencyHistogram::new();
+            for k in 0..1_000 {
+                h.record(if k < 980 { low } else { high });
+            }
+            series.intervals.push(IntervalRecord::from_histogram(
+                i * 1_000_000_000,
+                1_000_000_000,
+                &h,
+            ));
+        }
+        super::super::analyze_series(&series, &super::super::Options::default()).unwrap()
+    }
+
+    #[test]
+    fn the_split_shows_the_device_and_the_wait_for_a_cpu() {
+        let all = [
+            analysed("read", 50_000, 90_000),
+            analysed("block.device:read", 35_000, 70_000),
+            analysed("runq", 9_000, 12_000),
+        ];
+        let [app, device, runq] = &all;
+        let split = &splits(&all)[0];
+        assert_eq!(
+            (split.series.as_str(), split.device_series.as_str()),
+            ("read", "block.device:read")
+        );
+        for (point, p) in split.at.iter().zip(["50", "99"]) {
+            assert_eq!(point.percentile, p);
+            let a = app.summary.percentiles.get(p).unwrap();
+            let d = device.summary.percentiles.get(p).unwrap();
+            assert_eq!(point.above_device_ns, a as i64 - d as i64);
+            assert_eq!(point.runq_ns, runq.summary.percentiles.get(p));
+        }
+        // p50 is the low value, p99 the high one, to cauda's precision.
+        assert!(split.at[0].above_device_ns.abs_diff(15_000) <= 50);
+        assert!(split.at[1].above_device_ns.abs_diff(20_000) <= 100);
+        assert!(split.at[0].runq_ns.unwrap().abs_diff(9_000) <= 10);
+        // Without a run-queue series there is no wait to show, and without
+        // a device series no split.
+        let no_runq = [
+            analysed("read", 50_000, 90_000),
+            analysed("block.device:read", 35_000, 70_000),
+        ];
+        assert_eq!(splits(&no_runq)[0].at[0].runq_ns, None);
+        let no_device = [
+            analysed("read", 50_000, 90_000),
+            analysed("runq", 9_000, 12_000),
+        ];
+        assert!(splits(&no_device).is_empty());
+    }
 
     fn point(start_s: f64, max: u64) -> IntervalPoint {
         IntervalPoint {

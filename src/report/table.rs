@@ -100,15 +100,20 @@ fn render_layers(out: &mut String, input: &InputAnalysis) {
                 .block_total_ns
                 .map(|t| format!("; block layer in all {}", format_ns(t as f64)))
                 .unwrap_or_default();
+            let runq = point
+                .runq_ns
+                .map(|r| format!("; waiting for a CPU after wake-up {}", format_ns(r as f64)))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  {} p{}  {} = device {} + {} above it{}",
+                "  {} p{}  {} = device {} + {} above it{}{}",
                 split.series,
                 point.percentile,
                 format_ns(point.app_ns as f64),
                 format_ns(point.device_ns as f64),
                 above,
-                total
+                total,
+                runq
             );
         }
     }

@@ -128,8 +128,14 @@ pub fn summary(prep: &Prepared) -> String {
                 .at
                 .iter()
                 .map(|p| {
+                    let runq = p
+                        .runq_ns
+                        .map(|r| {
+                            format!(" (waiting for a CPU after wake-up {})", format_ns(r as f64))
+                        })
+                        .unwrap_or_default();
                     format!(
-                        "p{} {} = device {} + {} above it",
+                        "p{} {} = device {} + {} above it{runq}",
                         p.percentile,
                         format_ns(p.app_ns as f64),
                         format_ns(p.device_ns as f64),
