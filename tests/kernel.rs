@@ -534,16 +534,13 @@ fn lab_records_kernel_series_or_says_why_not() {
         "--kernel",
         "runq",
     ];
-    let out = cauda()
-        .args(args)
-        .arg("--dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        cauda()
+            .args(args)
+            .arg("--dir")
+            .arg(dir.path())
+            .output()
+            .unwrap(),
     );
     let run = read_json(&lab_in(dir.path()).join("timer.json"));
     assert!(summary(&run, "runq")["count"].as_u64().unwrap() > 0);

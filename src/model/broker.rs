@@ -148,6 +148,15 @@ pub struct RecordAccounting {
     pub errors: BTreeMap<String, u64>,
 }
 
+impl RecordAccounting {
+    /// Counts `n` records failed for `why` (the broker's error name, or
+    /// cauda's: `SEND_FAILED`, `NOT_SENT`).
+    pub fn fail(&mut self, why: &str, n: u64) {
+        self.failed += n;
+        *self.errors.entry(why.to_string()).or_insert(0) += n;
+    }
+}
+
 /// The `"broker"` section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BrokerReport {

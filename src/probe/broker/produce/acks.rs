@@ -109,13 +109,7 @@ impl Producer {
     }
 
     pub(super) fn fail(&mut self, records: &[Pending], why: &str, at: u64, sink: &mut impl Sink) {
-        self.produced.counts.failed += records.len() as u64;
-        *self
-            .produced
-            .counts
-            .errors
-            .entry(why.to_string())
-            .or_insert(0) += records.len() as u64;
+        self.produced.counts.fail(why, records.len() as u64);
         for _ in records {
             sink.fault(at);
         }
@@ -166,13 +160,7 @@ impl Producer {
             .sum();
         if unsent > 0 {
             self.produced.counts.sent += unsent;
-            self.produced.counts.failed += unsent;
-            *self
-                .produced
-                .counts
-                .errors
-                .entry("NOT_SENT".into())
-                .or_insert(0) += unsent;
+            self.produced.counts.fail("NOT_SENT", unsent);
         }
     }
 }

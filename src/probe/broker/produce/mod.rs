@@ -416,13 +416,7 @@ impl Producer {
                 Ok(corr) => corr,
                 Err(e) => {
                     // Not written (or not wholly): failed, said so.
-                    self.produced.counts.failed += count;
-                    *self
-                        .produced
-                        .counts
-                        .errors
-                        .entry("SEND_FAILED".into())
-                        .or_insert(0) += count;
+                    self.produced.counts.fail("SEND_FAILED", count);
                     return Err(e);
                 }
             };
