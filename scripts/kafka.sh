@@ -290,6 +290,17 @@ stop_nodes() {
     for ((i = 1; i <= BROKERS; i++)); do rm -f "$DIR/node$i/kafka.pid"; done
 }
 
+# Whether node $1's process, started by this script a moment ago, is alive:
+# its pid exists and is not a zombie. Not running_pid: until the child has
+# exec'd java, its command line is still this script's.
+started_alive() {
+    local pid stat
+    pid=$(<"$DIR/node$1/kafka.pid")
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat:0:1} != Z ]]
+}
+
 # Fails start: stops what it started, shows the log of node $1.
 start_failed() {
     local node=$1
@@ -427,7 +438,7 @@ start() {
     boot=$(bootstrap)
     for ((i = 1; i <= BROKERS; i++)); do
         until tail -c "+${offsets[i]}" "$DIR/node$i/server.log" | grep -q "Kafka Server started"; do
-            running_pid "$i" >/dev/null || start_failed "$i" "node $i exited during start-up"
+            started_alive "$i" || start_failed "$i" "node $i exited during start-up"
             ((SECONDS < deadline)) || start_failed "$i" "node $i did not start within ${TIMEOUT}s"
             sleep 0.2
         done
