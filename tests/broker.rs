@@ -334,6 +334,44 @@ fn three_brokers_acks_all_waits_for_replicas() {
         .map(|p| p["leader"].as_i64().unwrap())
         .collect();
     assert!(leaders.len() > 1, "{leaders:?}");
+
+    // One broker leaves (a controlled shutdown takes it out of every ISR).
+    // A topic that needs three in-sync replicas is made before it leaves.
+    broker.topic(&[
+        "create",
+        "strict",
+        "--replication-factor",
+        "3",
+        "--partitions",
+        "1",
+        "--config",
+        "min.insync.replicas=3",
+    ]);
+    broker.stop_node(3);
+    // acks=all there is refused by the broker (NOT_ENOUGH_REPLICAS, retried
+    // for the warm-up's patience): exit 1, the reason and what to do.
+    let out = dir.path().join("strict.json");
+    let refused = cauda()
+        .args(["broker", "--bootstrap", &boot, "--topic", "strict"])
+        .args(["--acks", "all", "--runtime", "1s", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("NotEnoughReplicas"), "{stderr}");
+    assert!(stderr.contains("min.insync.replicas"), "{stderr}");
+    assert!(!out.exists());
+    // A new RF 3 topic gets a replica on the stopped broker, out of sync:
+    // the run measures and says the partitions are under-replicated.
+    let degraded = ok_run(
+        &boot,
+        &dir.path().join("degraded.json"),
+        &["--replication-factor", "3", "--runtime", "1s"],
+    );
+    assert_accounted(&degraded);
+    let warnings = degraded["warnings"].to_string();
+    assert!(warnings.contains("under-replicated"), "{warnings}");
 }
 
 #[test]
@@ -370,6 +408,24 @@ fn bad_input_is_refused_before_measuring() {
     assert!(started.elapsed() < Duration::from_secs(8));
     let stderr = String::from_utf8_lossy(&not_kafka.stderr);
     assert!(stderr.contains("Kafka-protocol broker"), "{stderr}");
+    assert!(!out.exists());
+    // A listener that closes the connection once it has the handshake.
+    let closing = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closing.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for mut conn in closing.incoming().flatten() {
+            let _ = std::io::Read::read(&mut conn, &mut [0; 64]);
+        }
+    });
+    let closed = cauda()
+        .args(["broker", "--bootstrap", &address, "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert!(stderr.contains("closed the connection"), "{stderr}");
+    assert!(stderr.contains("PLAINTEXT listener"), "{stderr}");
     assert!(!out.exists());
     for (args, needle) in [
         (&["--acks", "2"][..], "acks is 0, 1 or all"),

@@ -75,6 +75,17 @@ pub struct TopicInfo {
     pub config: BTreeMap<String, String>,
 }
 
+impl TopicInfo {
+    /// The partitions with a replica out of sync (a broker stopped or
+    /// lagging): acks=all waits on fewer replicas there, or is refused
+    /// below `min.insync.replicas`.
+    pub fn under_replicated(&self) -> impl Iterator<Item = &PartitionLayout> {
+        self.partitions
+            .iter()
+            .filter(|p| p.replicas.iter().any(|r| !p.isr.contains(r)))
+    }
+}
+
 /// The client settings in effect (every one, defaults included: a default
 /// such as `linger.ms` decides low-latency results).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -168,4 +179,34 @@ pub struct BrokerReport {
     pub client: ClientSettings,
     /// Every record's fate.
     pub records: RecordAccounting,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partition(partition: i32, replicas: &[i32], isr: &[i32]) -> PartitionLayout {
+        PartitionLayout {
+            partition,
+            leader: isr.first().copied().unwrap_or(-1),
+            replicas: replicas.to_vec(),
+            isr: isr.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_partition_is_under_replicated_when_a_replica_is_out_of_sync() {
+        let topic = TopicInfo {
+            partitions: vec![
+                partition(0, &[1, 2, 3], &[1, 2, 3]),
+                partition(1, &[2, 3, 1], &[2, 1]),
+                partition(2, &[3], &[3]),
+                // The ISR's order is not the replicas' order.
+                partition(3, &[1, 2], &[2, 1]),
+            ],
+            ..TopicInfo::default()
+        };
+        let degraded: Vec<i32> = topic.under_replicated().map(|p| p.partition).collect();
+        assert_eq!(degraded, [1]);
+    }
 }

@@ -89,6 +89,23 @@ impl Broker {
             .unwrap()
     }
 
+    /// Stops node `node` (1-based) as an operator would (SIGTERM: a
+    /// controlled shutdown, which takes it out of every ISR) and waits
+    /// until it has exited. The rest of the cluster keeps running.
+    pub fn stop_node(&self, node: u32) {
+        let pid = self.pid(node).to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(status.success(), "kill -TERM {pid}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while Path::new("/proc").join(&pid).exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "node {node} (pid {pid}) still runs 60 s after SIGTERM"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// `scripts/kafka.sh topic ARGS` (kafka-topics) against this cluster,
     /// which must succeed: its stdout.
     pub fn topic(&self, args: &[&str]) -> String {

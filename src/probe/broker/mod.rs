@@ -472,6 +472,24 @@ fn preflight_warnings(config: &BrokerConfig, topic: &TopicInfo, warnings: &mut V
                 .into(),
         });
     }
+    let degraded: Vec<String> = topic
+        .under_replicated()
+        .map(|p| format!("{} (in sync {:?} of {:?})", p.partition, p.isr, p.replicas))
+        .collect();
+    if !degraded.is_empty() {
+        warnings.push(Warning {
+            message: format!(
+                "topic {}: partition(s) {} under-replicated at the start: acks=all waits for \
+                 fewer replicas there than on a healthy cluster, and is refused \
+                 (NOT_ENOUGH_REPLICAS) below min.insync.replicas",
+                topic.name,
+                degraded.join(", ")
+            ),
+            advice: "check the brokers (one stopped or lagging) and measure again once every \
+                     replica is in sync (scripts/kafka.sh topic describe NAME)"
+                .into(),
+        });
+    }
     if config.acks == Acks::None {
         warnings.push(Warning {
             message: "acks=0: the broker acknowledges nothing, so there is no publish latency; \
