@@ -9,6 +9,7 @@
 #       broker's log is written) with `mvn dependency:copy-dependencies` from
 #       a generated pom, into $CAUDA_KAFKA_CACHE/lib. Quick when cached.
 #   scripts/kafka.sh start [--brokers 1|3] [--dir DIR] [--port-base PORT]
+#                          [--server-config FILE]
 #       Fetches if needed, formats each node's storage once
 #       (kafka.tools.StorageTool format) and starts kafka.Kafka per node in
 #       the background. Waits until every broker is unfenced and answers a
@@ -19,7 +20,10 @@
 #       default PORT 9092 gives Kafka's usual 9092/9093 for one broker.
 #       Each node is a combined broker+controller (process.roles=
 #       broker,controller) and the three form the controller quorum, so
-#       three JVMs make the cluster. With 3 brokers, topics default to
+#       three JVMs make the cluster. --server-config FILE appends FILE's
+#       broker settings to every node's server.properties (a later key
+#       wins: an authorizer, SASL on the controller listener, log.* ...);
+#       it applies to that start only. With 3 brokers, topics default to
 #       RF 3 and min.insync.replicas 2 (acks=all waits for 2 of 3); with 1,
 #       RF 1, where acks=all is acks=1. Start on a DIR it made before
 #       reuses its data (topics survive a stop and start).
@@ -77,7 +81,7 @@ env --default-signal=INT true 2>/dev/null && DEFAULT_SIGINT=(env --default-signa
 QUICK_OPTS=(-Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
 
 USAGE="usage: scripts/kafka.sh fetch
-       scripts/kafka.sh start [--brokers 1|3] [--dir DIR] [--port-base PORT]
+       scripts/kafka.sh start [--brokers 1|3] [--dir DIR] [--port-base PORT] [--server-config FILE]
        scripts/kafka.sh stop [--dir DIR] [--clean]
        scripts/kafka.sh status [--dir DIR]
        scripts/kafka.sh topic create|delete|describe|list [NAME] [--dir DIR] [kafka-topics options]
@@ -263,6 +267,10 @@ share.coordinator.state.topic.replication.factor=$rf
 share.coordinator.state.topic.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
 EOF
+    if [[ -n $SERVER_CONFIG ]]; then
+        echo "# From --server-config $SERVER_CONFIG:" >>"$DIR/node$i/server.properties"
+        cat "$SERVER_CONFIG" >>"$DIR/node$i/server.properties"
+    fi
 }
 
 # Stops every node of DIR still running; waits; SIGKILL after the bound.
@@ -326,8 +334,8 @@ random_uuid() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-parse_dir_flags() { # sets DIR, BROKERS, PORT_BASE, CLEAN from "$@"
-    CLEAN=""
+parse_dir_flags() { # sets DIR, BROKERS, PORT_BASE, SERVER_CONFIG, CLEAN from "$@"
+    CLEAN="" SERVER_CONFIG=""
     while (($#)); do
         case $1 in
         --dir)
@@ -347,6 +355,13 @@ parse_dir_flags() { # sets DIR, BROKERS, PORT_BASE, CLEAN from "$@"
                 usage "--port-base takes a port from 1024 to 65530"
             fi
             PORT_BASE=$((10#$2))
+            shift
+            ;;
+        --server-config)
+            [[ $ACTION == start ]] || usage "--server-config is a flag of start"
+            [[ -n ${2-} && $2 != -* ]] || usage "--server-config needs a file of broker settings"
+            [[ -f $2 && -r $2 ]] || usage "--server-config $2: not a readable file"
+            SERVER_CONFIG=$(realpath "$2")
             shift
             ;;
         --clean)

@@ -562,3 +562,78 @@ fn the_acks_matrix_alternates_its_order_and_pools_each_setting() {
     assert!(!e2e_line.contains('—'), "{e2e_line}");
     assert!(sent["all"] >= 500, "{sent:?}");
 }
+
+/// A broker with an authorizer (Kafka's StandardAuthorizer), where cauda's
+/// principal (ANONYMOUS on the PLAINTEXT listener) may describe, read,
+/// write and delete topics but not create them: the topic cannot be made,
+/// said so before measuring (exit 2), nothing written.
+#[test]
+fn a_topic_cauda_may_not_create_is_refused() {
+    // The controller listener speaks SASL/PLAIN as `admin`, the super user
+    // (the brokers' own requests, and the ACLs set below).
+    let jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                username=\"admin\" password=\"cauda\"";
+    let server = format!(
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n\
+         super.users=User:admin\n\
+         listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT\n\
+         sasl.mechanism.controller.protocol=PLAIN\n\
+         listener.name.controller.sasl.enabled.mechanisms=PLAIN\n\
+         listener.name.controller.plain.sasl.jaas.config={jaas} user_admin=\"cauda\";\n"
+    );
+    let Some(broker) = Broker::start_with(1, &server) else {
+        return;
+    };
+    let (host, port) = broker.bootstrap.rsplit_once(':').unwrap();
+    let controller = format!("{host}:{}", port.parse::<u16>().unwrap() + 1);
+    let admin = broker.dir().join("admin.properties");
+    std::fs::write(
+        &admin,
+        format!(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config={jaas};\n"
+        ),
+    )
+    .unwrap();
+    broker.tool_ok(
+        "org.apache.kafka.tools.AclCommand",
+        &[
+            "--bootstrap-controller",
+            &controller,
+            "--command-config",
+            admin.to_str().unwrap(),
+            "--add",
+            "--allow-principal",
+            "User:ANONYMOUS",
+            "--operation",
+            "Describe",
+            "--operation",
+            "DescribeConfigs",
+            "--operation",
+            "Read",
+            "--operation",
+            "Write",
+            "--operation",
+            "Delete",
+            "--topic",
+            "*",
+        ],
+        "",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.json");
+    for topic in [None, Some("mine")] {
+        let mut command = cauda();
+        command.args(["broker", "--bootstrap", &broker.bootstrap, "-q", "-o"]);
+        command.arg(&out);
+        if let Some(topic) = topic {
+            command.args(["--topic", topic]);
+        }
+        let refused = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("cannot create topic"), "{stderr}");
+        assert!(stderr.contains("TopicAuthorizationFailed"), "{stderr}");
+        assert!(stderr.contains("create it beforehand"), "{stderr}");
+        assert!(!out.exists());
+    }
+}

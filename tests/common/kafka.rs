@@ -38,15 +38,26 @@ impl Broker {
     /// Starts `brokers` (1 or 3) brokers on free loopback ports; `None`,
     /// with the reason printed, where Java, Maven or the jars are missing.
     pub fn start(brokers: u32) -> Option<Broker> {
+        Self::start_with(brokers, "")
+    }
+
+    /// Like [`Broker::start`], with `server_config` (broker settings, one
+    /// `key=value` per line) appended to each node's server.properties
+    /// (`scripts/kafka.sh start --server-config`).
+    pub fn start_with(brokers: u32, server_config: &str) -> Option<Broker> {
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("server-config.properties");
+        std::fs::write(&config, server_config).unwrap();
+        let cluster = dir.path().join("cluster");
         // Another process may take a port between the check and the bind.
         for attempt in 1..=3 {
             let base = free_port_base(2 * brokers);
             let out = kafka_sh()
                 .args(["start", "--brokers", &brokers.to_string(), "--dir"])
-                .arg(dir.path())
-                .args(["--port-base", &base.to_string()])
+                .arg(&cluster)
+                .args(["--port-base", &base.to_string(), "--server-config"])
+                .arg(&config)
                 .output()
                 .unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -75,8 +86,8 @@ impl Broker {
     }
 
     /// The cluster's directory (`nodeN/server.log`, `nodeN/kafka.pid`, …).
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
+    pub fn dir(&self) -> PathBuf {
+        self.dir.path().join("cluster")
     }
 
     /// The pid of node `node` (1-based), to freeze or kill it.

@@ -297,7 +297,7 @@ fn create(conn: &mut Conn, versions: Versions, wanted: &TopicWanted) -> Result<(
             let detail = result
                 .error_message
                 .as_ref()
-                .map(|m| format!(": {m}"))
+                .map(|m| format!(": {}", m.trim_end_matches('.')))
                 .unwrap_or_default();
             let hint = match code {
                 29 | 31 => "; create it beforehand, or give a --topic you may create",
