@@ -538,7 +538,8 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
 }
 
 fn report_html(args: cli::ReportArgs) -> Result<Outcome> {
-    let checked = output::check_writable(&args.output, output::OwnKind::Other, args.force, "-o")?;
+    let checked =
+        output::check_writable(&args.output, output::OwnKind::HtmlReport, args.force, "-o")?;
     if let Some(dir) = &args.svg {
         report::html::check_svg_dir(dir)?;
     }

@@ -41,6 +41,8 @@ pub enum OwnKind {
     Hlog,
     /// A Parquet table cauda wrote (its footer's metadata names it).
     Parquet,
+    /// An HTML report cauda wrote (its head carries [`HTML_MARK`]).
+    HtmlReport,
     /// Anything else (CSV, .hgrm): an existing file is never assumed ours.
     Other,
 }
@@ -87,6 +89,18 @@ fn is_cauda_run_file(path: &Path) -> bool {
         .starts_with("{\"schema\":\"cauda.run/")
 }
 
+/// In the head of every HTML report cauda writes, followed by its version:
+/// how cauda knows its own reports (and may write them again).
+pub const HTML_MARK: &str = "<meta name=\"generator\" content=\"cauda ";
+
+fn is_cauda_html(path: &Path) -> bool {
+    let head = head_of(path, 512);
+    head.starts_with(b"<!DOCTYPE html>")
+        && head
+            .windows(HTML_MARK.len())
+            .any(|w| w == HTML_MARK.as_bytes())
+}
+
 fn is_cauda_hlog(path: &Path) -> bool {
     head_of(path, CAUDA_HLOG_MARK.len() as u64).starts_with(CAUDA_HLOG_MARK.as_bytes())
 }
@@ -113,6 +127,7 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
                 OwnKind::RunFile => is_cauda_run_file(path),
                 OwnKind::Hlog => is_cauda_hlog(path),
                 OwnKind::Parquet => dir::is_cauda_parquet(path),
+                OwnKind::HtmlReport => is_cauda_html(path),
                 OwnKind::Other => false,
             };
             if !ours && !force {

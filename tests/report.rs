@@ -318,6 +318,26 @@ fn bad_inputs_and_outputs_exit_2_before_any_work() {
         .arg("--force")
         .assert()
         .success();
+    // A report cauda wrote is its own: written again without --force. A
+    // foreign page that names cauda only past its head is not.
+    let again = |to: &Path| {
+        cauda()
+            .arg("report")
+            .arg(&good)
+            .arg("-o")
+            .arg(to)
+            .output()
+            .unwrap()
+    };
+    assert!(again(&foreign).status.success());
+    let lookalike = dir.path().join("lookalike.html");
+    let padding = "x".repeat(600);
+    std::fs::write(
+        &lookalike,
+        format!("<!DOCTYPE html><p>{padding}</p><meta name=\"generator\" content=\"cauda 0.1.0\">"),
+    )
+    .unwrap();
+    assert_eq!(again(&lookalike).status.code(), Some(2));
     refused(
         &[
             "report",

@@ -87,6 +87,28 @@ struct Head {
 }
 
 /// Parses a run file; `source` names it in errors, with line and column.
+/// Why a document with another `schema` is refused, and what to do.
+fn other_schema(source: &str, schema: Option<&str>) -> String {
+    let kind = schema
+        .and_then(|s| s.strip_prefix("cauda."))
+        .and_then(|s| s.split_once('/'))
+        .map(|(kind, _)| kind);
+    match (schema, kind) {
+        (Some(schema), Some("run")) => format!(
+            "{source}: schema '{schema}' is not one this cauda reads (it reads {RUN_SCHEMA}); \
+             upgrade cauda or re-export the file"
+        ),
+        (Some(schema), Some(kind)) => format!(
+            "{source}: a cauda {kind} document ({schema}), not a run file; give run files \
+             ({RUN_SCHEMA}) only, e.g. leave audit.json out of a lab directory's *.json"
+        ),
+        (schema, _) => format!(
+            "{source}: schema '{}' is not a cauda run file's ({RUN_SCHEMA})",
+            schema.unwrap_or("(not a string)")
+        ),
+    }
+}
+
 /// Also returns a warning when it was changed since cauda wrote it.
 pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
     let located = |e: &serde_json::Error| format!("{source}:{}:{}", e.line(), e.column());
@@ -98,13 +120,7 @@ pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
     })?;
     match head.schema.as_ref().map(|s| s.as_str()) {
         Some(Some(RUN_SCHEMA)) => {}
-        Some(other) => {
-            return Err(input_error(format!(
-                "{source}: schema '{}' is not one this cauda reads (it reads {RUN_SCHEMA}); \
-                 upgrade cauda or re-export the file",
-                other.unwrap_or("(not a string)")
-            )));
-        }
+        Some(other) => return Err(input_error(other_schema(source, other))),
         None => {
             return Err(input_error(format!(
                 "{source}: a JSON document without a \"schema\" field; expected a cauda run file \
@@ -164,6 +180,25 @@ fn check_intervals(series: &Series) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::other_schema;
+
+    #[test]
+    fn another_schema_is_refused_with_what_to_do() {
+        let newer = other_schema("a.json", Some("cauda.run/2"));
+        assert!(newer.contains("upgrade cauda"), "{newer}");
+        let audit = other_schema("lab/audit.json", Some("cauda.audit/1"));
+        assert!(
+            audit.starts_with("lab/audit.json: a cauda audit document"),
+            "{audit}"
+        );
+        assert!(audit.contains("run files (cauda.run/1) only"), "{audit}");
+        let foreign = other_schema("x.json", Some("https://json-schema.org/draft/2020-12"));
+        assert!(foreign.contains("is not a cauda run file's"), "{foreign}");
+        assert!(!foreign.contains("upgrade"), "{foreign}");
+        let odd = other_schema("y.json", None);
+        assert!(odd.contains("'(not a string)'"), "{odd}");
+    }
+
     /// Values a disk run wrote whose default (fast) parse by serde_json is
     /// one ulp off, so re-serialising an untouched file changed its
     /// checksum and it was read as "changed after cauda wrote it"; the

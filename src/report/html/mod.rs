@@ -294,8 +294,9 @@ impl Page {
             out,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <meta name=\"generator\" content=\"cauda {}\"><title>{}</title><style>{}</style></head><body>\
+             {}{}\"><title>{}</title><style>{}</style></head><body>\
              <header><h1>{}</h1><!--NAV--></header><main>",
+            crate::output::HTML_MARK,
             env!("CARGO_PKG_VERSION"),
             esc(title),
             assets::CSS,

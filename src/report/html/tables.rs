@@ -109,19 +109,7 @@ pub fn summary(prep: &Prepared) -> String {
                     esc(&w.advice)
                 );
             }
-            let faults: Vec<String> = run
-                .faults
-                .iter()
-                .filter(|(_, n)| **n > 0)
-                .map(|(k, n)| format!("{k} {}", thousands(*n)))
-                .collect();
-            if !faults.is_empty() {
-                let _ = write!(
-                    out,
-                    "<div class=\"warn\">faults counted: {}</div>",
-                    esc(&faults.join(", "))
-                );
-            }
+            out.push_str(&fault_lines(&run.faults));
         }
         for split in &a.layers {
             let parts: Vec<String> = split
@@ -412,9 +400,69 @@ pub fn comparison(c: &Comparison) -> String {
     out
 }
 
+/// A run's fault counts as a warning, and `net`'s totals (`sent`,
+/// `answered`, kept beside its faults) as context, not as faults.
+fn fault_lines(counts: &std::collections::BTreeMap<String, u64>) -> String {
+    let counted = |totals: bool| -> Vec<String> {
+        counts
+            .iter()
+            .filter(|(k, n)| **n > 0 && matches!(k.as_str(), "sent" | "answered") == totals)
+            .map(|(k, n)| format!("{k} {}", thousands(*n)))
+            .collect()
+    };
+    let (totals, faults) = (counted(true), counted(false));
+    let mut out = String::new();
+    if !faults.is_empty() {
+        let _ = write!(
+            out,
+            "<div class=\"warn\">faults counted: {}</div>",
+            esc(&faults.join(", "))
+        );
+    }
+    if !totals.is_empty() {
+        let _ = write!(
+            out,
+            "<div class=\"meta\">messages: {}{}</div>",
+            esc(&totals.join(", ")),
+            if faults.is_empty() { "; no faults" } else { "" }
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn net_totals_are_context_and_only_faults_warn() {
+        let counts = |pairs: &[(&str, u64)]| {
+            pairs
+                .iter()
+                .map(|&(k, n)| (k.to_string(), n))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        let clean = fault_lines(&counts(&[
+            ("sent", 1_000),
+            ("answered", 1_000),
+            ("lost", 0),
+        ]));
+        assert_eq!(
+            clean,
+            "<div class=\"meta\">messages: answered 1,000, sent 1,000; no faults</div>"
+        );
+        let lossy = fault_lines(&counts(&[("sent", 10), ("answered", 7), ("lost", 3)]));
+        assert_eq!(
+            lossy,
+            "<div class=\"warn\">faults counted: lost 3</div>\
+             <div class=\"meta\">messages: answered 7, sent 10</div>"
+        );
+        assert_eq!(
+            fault_lines(&counts(&[("write EIO", 2)])),
+            "<div class=\"warn\">faults counted: write EIO 2</div>"
+        );
+        assert_eq!(fault_lines(&counts(&[])), "");
+    }
 
     #[test]
     fn confidence_intervals_use_the_value_unit() {
