@@ -149,20 +149,28 @@ fn write_hints(out: &mut String, stall: &crate::analyze::stalls::Stall) {
     }
 }
 
+/// "1 sample", "1,903 samples".
+fn samples(n: u64) -> String {
+    match n {
+        1 => "1 sample".into(),
+        n => format!("{} samples", thousands(n)),
+    }
+}
+
 fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     let sum = &s.summary;
     if Role::of_tag(&s.tag) == Role::Control {
         let _ = writeln!(
             out,
-            "self — {} samples: cauda's own heartbeat (how late its observer thread woke at each interval boundary); host noise, not the target",
-            thousands(sum.count)
+            "self — {}: cauda's own heartbeat (how late its observer thread woke at each interval boundary); host noise, not the target",
+            samples(sum.count)
         );
     } else {
         let _ = writeln!(
             out,
-            "{} — {} samples, {}",
+            "{} — {}, {}",
             s.tag,
-            thousands(sum.count),
+            samples(sum.count),
             measured_from(s.measured_from)
         );
     }
@@ -184,8 +192,8 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
                 label,
                 "—".into(),
                 format!(
-                    "insufficient: {} samples cannot bound it (needs ≳{needed}); largest seen {}",
-                    thousands(sum.count),
+                    "insufficient: {} cannot bound it (needs ≳{needed}); largest seen {}",
+                    samples(sum.count),
                     format_ns(sum.max as f64)
                 ),
             ));
@@ -330,6 +338,13 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_sample_is_singular() {
+        assert_eq!(samples(1), "1 sample");
+        assert_eq!(samples(0), "0 samples");
+        assert_eq!(samples(1_903), "1,903 samples");
+    }
 
     #[test]
     fn thousands_groups_digits() {
