@@ -191,9 +191,15 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     if let Some(why) = leading_minus(text) {
         return Err(format!("'{text}' {why}; {SYNTAX}"));
     }
-    let (count, per) = text
-        .split_once('/')
-        .ok_or_else(|| format!("'{text}': {SYNTAX}"))?;
+    let (count, per) = text.split_once('/').ok_or_else(|| {
+        // A bare count: the period is what is missing.
+        let (number, _) = split_number(text);
+        if Decimal::parse(number).is_some() {
+            format!("'{text}': a rate needs its period; did you mean {text}/s?")
+        } else {
+            format!("'{text}': {SYNTAX}")
+        }
+    })?;
     let (number, suffix) = split_number(count);
     let decimal = Decimal::parse(number).ok_or_else(|| format!("'{text}': {SYNTAX}"))?;
     let multiplier = match suffix {
@@ -333,6 +339,8 @@ mod tests {
         for bad in ["1000", "0/s", "10x/s", "5/fortnight", "-5/s"] {
             assert!(parse_rate(bad).is_err(), "{bad}");
         }
+        assert!(parse_rate("3k").unwrap_err().contains("did you mean 3k/s?"));
+        assert!(parse_rate("fast").unwrap_err().contains("expected COUNT/s"));
     }
 
     #[test]

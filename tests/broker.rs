@@ -204,7 +204,18 @@ fn one_broker_open_loop_acks_and_faults() {
         &["--runtime", "1s", "--topic", "kept"],
     );
     assert_eq!(again["broker"]["topic"]["created"], false);
+    assert_eq!(again["broker"]["topic"]["deleted"], false);
     assert_accounted(&again);
+    assert!(broker.topic(&["list"]).contains("kept"));
+    // A named topic cauda had to create is deleted after the run.
+    let named = ok_run(
+        &boot,
+        &dir.path().join("named.json"),
+        &["--runtime", "1s", "--topic", "made-for-one-run"],
+    );
+    assert_eq!(named["broker"]["topic"]["created"], true);
+    assert_eq!(named["broker"]["topic"]["deleted"], true);
+    assert!(!broker.topic(&["list"]).contains("made-for-one-run"));
 
     // A record too large for the topic is refused before measuring.
     let too_big = cauda()
@@ -224,6 +235,17 @@ fn one_broker_open_loop_acks_and_faults() {
         .unwrap();
     assert_eq!(too_big.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&too_big.stderr).contains("max.message.bytes"));
+    // So is a batch size above it: every full batch would be refused.
+    let big_batches = cauda()
+        .args(["broker", "--bootstrap", &boot, "-q", "--batch-bytes", "2M"])
+        .arg("-o")
+        .arg(dir.path().join("batches.json"))
+        .output()
+        .unwrap();
+    assert_eq!(big_batches.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&big_batches.stderr);
+    assert!(stderr.contains("--batch-bytes 2097152"), "{stderr}");
+    assert!(!dir.path().join("batches.json").exists());
 
     // Frozen for 500 ms at 1000 records/s: the backlog is in publish and
     // e2e, every record is still accounted for.

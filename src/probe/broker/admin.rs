@@ -58,8 +58,11 @@ pub struct Bootstrap {
     pub cluster: ClusterInfo,
     /// The versions chosen.
     pub versions: Versions,
-    /// The connection, kept for the topic's administration.
+    /// The connection, kept for the topic's administration before the run.
     pub conn: Conn,
+    /// The I/O timeout of a connection (a fresh one deletes the topic
+    /// after the run: the broker closes one idle for 10 minutes).
+    pub timeout: Duration,
 }
 
 /// Connects to `address`, asks for the broker's API versions and the
@@ -147,6 +150,7 @@ pub fn bootstrap(address: &str, timeout: Duration) -> Result<Bootstrap> {
         cluster,
         versions,
         conn,
+        timeout,
     })
 }
 
@@ -198,10 +202,7 @@ pub fn topic(boot: &mut Bootstrap, wanted: &TopicWanted) -> Result<TopicInfo> {
     let code = response.topics.first().map_or(3, |t| t.error_code);
     match code {
         0 => {}
-        3 => {
-            create(conn, versions, wanted)?;
-            created = true;
-        }
+        3 => created = create(conn, versions, wanted)?,
         29 => {
             return Err(input_error(format!(
                 "topic {}: not authorized to describe it ({})",
@@ -215,6 +216,29 @@ pub fn topic(boot: &mut Bootstrap, wanted: &TopicWanted) -> Result<TopicInfo> {
             error_name(code)
         ),
     }
+    let described = layout_and_config(conn, versions, wanted);
+    if described.is_err() && created {
+        // Made by this call and not usable: not left behind.
+        let _ = delete(conn, versions, &wanted.name);
+    }
+    let (layout, config) = described?;
+    Ok(TopicInfo {
+        name: wanted.name.clone(),
+        created,
+        deleted: false,
+        replication_factor: layout.iter().map(|p| p.replicas.len()).max().unwrap_or(0),
+        partitions: layout,
+        config,
+    })
+}
+
+/// The partitions once each has a leader (and at least as many as wanted),
+/// and the configs that decide latency.
+fn layout_and_config(
+    conn: &mut Conn,
+    versions: Versions,
+    wanted: &TopicWanted,
+) -> Result<(Vec<PartitionLayout>, BTreeMap<String, String>)> {
     // A new topic's leaders take a moment to be elected.
     let deadline = Instant::now() + Duration::from_secs(30);
     let layout = loop {
@@ -262,17 +286,12 @@ pub fn topic(boot: &mut Bootstrap, wanted: &TopicWanted) -> Result<TopicInfo> {
         )));
     }
     let config = describe(conn, versions, &wanted.name)?;
-    Ok(TopicInfo {
-        name: wanted.name.clone(),
-        created,
-        deleted: false,
-        replication_factor: layout.iter().map(|p| p.replicas.len()).max().unwrap_or(0),
-        partitions: layout,
-        config,
-    })
+    Ok((layout, config))
 }
 
-fn create(conn: &mut Conn, versions: Versions, wanted: &TopicWanted) -> Result<()> {
+/// Creates the topic: true when this call made it, false when another
+/// client made it first.
+fn create(conn: &mut Conn, versions: Versions, wanted: &TopicWanted) -> Result<bool> {
     let mut topic = CreatableTopic::default();
     topic.name = TopicName(StrBytes::from_string(wanted.name.clone()));
     topic.num_partitions = wanted.partitions as i32;
@@ -292,7 +311,8 @@ fn create(conn: &mut Conn, versions: Versions, wanted: &TopicWanted) -> Result<(
         .first()
         .ok_or_else(|| anyhow!("CreateTopics: an empty response"))?;
     match result.error_code {
-        0 | 36 => Ok(()), // 36: TOPIC_ALREADY_EXISTS (a race with another creator)
+        0 => Ok(true),
+        36 => Ok(false), // TOPIC_ALREADY_EXISTS: a race with another creator
         code => {
             let detail = result
                 .error_message
@@ -345,7 +365,13 @@ fn describe(conn: &mut Conn, versions: Versions, topic: &str) -> Result<BTreeMap
 }
 
 /// Deletes the topic this run created.
-pub fn delete(conn: &mut Conn, versions: Versions, topic: &str) -> Result<()> {
+/// Deletes `topic` over a new connection to the bootstrap broker.
+pub fn delete_after_run(boot: &Bootstrap, topic: &str) -> Result<()> {
+    let mut conn = Conn::connect(&boot.cluster.bootstrap, boot.timeout)?;
+    delete(&mut conn, boot.versions, topic)
+}
+
+fn delete(conn: &mut Conn, versions: Versions, topic: &str) -> Result<()> {
     let mut request = DeleteTopicsRequest::default();
     request.topic_names = vec![TopicName(StrBytes::from_string(topic.to_string()))];
     request.timeout_ms = 30_000;

@@ -20,7 +20,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::RecordBatchDecoder;
 
 use super::admin::Versions;
-use super::ledger::{Consumed, Ledger, SeqSet};
+use super::ledger::{Acked, Consumed, Ledger, SeqSet};
 use super::stamp::Stamp;
 use super::wire::{self, Conn, error_name};
 use crate::model::broker::ClientSettings;
@@ -220,7 +220,8 @@ impl Consumer {
         ledger: &Ledger,
     ) -> Result<()> {
         let mut frames = std::mem::take(&mut self.frames);
-        self.sources[source].conn.read_ready(&mut frames)?;
+        // The responses that came before a failure are taken first.
+        let read = self.sources[source].conn.read_ready(&mut frames);
         for frame in frames.drain(..) {
             let s = &mut self.sources[source];
             let corr = s
@@ -236,7 +237,7 @@ impl Consumer {
             self.take(source, &response, at, sink, series, ledger)?;
         }
         self.frames = frames;
-        Ok(())
+        read
     }
 
     fn take(
@@ -305,6 +306,13 @@ impl Consumer {
                 break;
             }
             let mut batch = buf.split_to(whole);
+            // The next fetch starts past the batch's last offset, also when
+            // its records are gone (compaction keeps empty batches).
+            if let Some(last) = last_offset(&batch)
+                && last >= cut.from
+            {
+                next = next.max(Some(last.saturating_add(1)));
+            }
             let set = RecordBatchDecoder::decode(&mut batch)
                 .map_err(|e| anyhow!("a record batch of partition {}: {e}", cut.partition))?;
             for record in &set.records {
@@ -312,7 +320,7 @@ impl Consumer {
                 if record.offset < cut.from {
                     continue;
                 }
-                next = Some(record.offset + 1);
+                next = next.max(Some(record.offset.saturating_add(1)));
                 if record.control {
                     continue;
                 }
@@ -341,11 +349,13 @@ impl Consumer {
                 sink.record(at, series.e2e, at.saturating_sub(stamp.intended_ns));
                 if let Some(id) = series.fetch {
                     match ledger.ack_time(producer, stamp.seq) {
-                        Some(acked) if acked <= at => sink.record(at, id, at - acked),
-                        _ => {
+                        Acked::At(acked) if acked <= at => sink.record(at, id, at - acked),
+                        Acked::At(_) | Acked::NotYet => {
                             self.consumed.counts.consumed_before_ack += 1;
                             sink.record(at, id, 0);
                         }
+                        // The consumer is a ring's length behind: no figure.
+                        Acked::Forgotten => {}
                     }
                 }
                 let last = self
@@ -360,5 +370,39 @@ impl Consumer {
             }
         }
         Ok(next)
+    }
+}
+
+/// The last offset of a v2 record batch (`baseOffset + lastOffsetDelta`,
+/// from its header), or `None` for an older format or a cut header.
+fn last_offset(batch: &[u8]) -> Option<i64> {
+    let base = i64::from_be_bytes(batch.get(..8)?.try_into().ok()?);
+    let magic = *batch.get(16)?;
+    let delta = i32::from_be_bytes(batch.get(23..27)?.try_into().ok()?);
+    (magic == 2 && delta >= 0).then(|| base.saturating_add(i64::from(delta)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_offset;
+
+    #[test]
+    fn a_batch_header_names_its_last_offset() {
+        // baseOffset 1000, length, leader epoch, magic 2, CRC, attributes,
+        // lastOffsetDelta 4: offsets 1000..=1004.
+        let mut header = Vec::new();
+        header.extend(1_000i64.to_be_bytes());
+        header.extend(49i32.to_be_bytes());
+        header.extend(0i32.to_be_bytes());
+        header.push(2);
+        header.extend(0u32.to_be_bytes());
+        header.extend(0i16.to_be_bytes());
+        header.extend(4i32.to_be_bytes());
+        assert_eq!(last_offset(&header), Some(1_004));
+        // An older message format, or a header cut short: unknown.
+        let mut old = header.clone();
+        old[16] = 1;
+        assert_eq!(last_offset(&old), None);
+        assert_eq!(last_offset(&header[..26]), None);
     }
 }

@@ -25,6 +25,13 @@ impl SeqSet {
         was
     }
 
+    /// Whether `seq` is in the set.
+    pub fn contains(&self, seq: u64) -> bool {
+        self.0
+            .get((seq / 64) as usize)
+            .is_some_and(|word| word >> (seq % 64) & 1 == 1)
+    }
+
     /// How many numbers are in both sets.
     pub fn common(&self, other: &SeqSet) -> u64 {
         self.0
@@ -63,6 +70,17 @@ struct AckRing {
 }
 
 const RING: usize = 1 << 16;
+
+/// What the ledger knows of a record's acknowledgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acked {
+    /// Read by its producer at this time.
+    At(u64),
+    /// Not (yet) read by its producer.
+    NotYet,
+    /// Read, but its time was overwritten by a record `RING` later.
+    Forgotten,
+}
 
 impl AckRing {
     fn new() -> Self {
@@ -108,6 +126,8 @@ pub struct Ledger {
     warming: (Mutex<usize>, Condvar),
     /// Records the consumers should see: delivered by finished producers.
     expected: AtomicU64,
+    /// Records the finished producers counted failed.
+    failed: AtomicU64,
     /// When the last producer finished, monotonic ns (0: not yet).
     producers_done_ns: AtomicU64,
     /// Distinct records consumed so far, all consumers.
@@ -128,6 +148,7 @@ impl Ledger {
             producers_left: AtomicUsize::new(producers),
             warming: (Mutex::new(producers), Condvar::new()),
             expected: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
             producers_done_ns: AtomicU64::new(0),
             consumed: AtomicU64::new(0),
             produced: Mutex::new(Vec::new()),
@@ -167,12 +188,20 @@ impl Ledger {
         ring.seq[slot].store(seq + 1, Ordering::Release);
     }
 
-    /// When `producer`'s record `seq` was acknowledged, if known yet.
-    pub fn ack_time(&self, producer: usize, seq: u64) -> Option<u64> {
-        let ring = self.acks.get(producer)?;
+    /// When `producer`'s record `seq` was acknowledged, as far as known.
+    pub fn ack_time(&self, producer: usize, seq: u64) -> Acked {
+        let Some(ring) = self.acks.get(producer) else {
+            return Acked::Forgotten;
+        };
         let slot = seq as usize % RING;
-        (ring.seq[slot].load(Ordering::Acquire) == seq + 1)
-            .then(|| ring.at[slot].load(Ordering::Relaxed))
+        let held = ring.seq[slot].load(Ordering::Acquire);
+        if held == seq + 1 {
+            Acked::At(ring.at[slot].load(Ordering::Relaxed))
+        } else if held > seq + 1 {
+            Acked::Forgotten
+        } else {
+            Acked::NotYet
+        }
     }
 
     /// Notes that a consumer saw `count` new records of `producer`, the
@@ -201,6 +230,8 @@ impl Ledger {
     pub fn producer_done(&self, produced: Produced, now_ns: u64) {
         self.expected
             .fetch_add(produced.delivered.count(), Ordering::Relaxed);
+        self.failed
+            .fetch_add(produced.counts.failed, Ordering::Relaxed);
         self.produced
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -232,8 +263,12 @@ impl Ledger {
     }
 
     /// Whether consumers have seen every record the producers delivered.
+    /// Not known when a record failed: the broker may have written it
+    /// anyway, and a consumer's count would then reach the delivered count
+    /// early (the consumers drain until their time is up instead).
     pub fn all_consumed(&self) -> bool {
         self.producers_done_at().is_some()
+            && self.failed.load(Ordering::Relaxed) == 0
             && self.consumed.load(Ordering::Relaxed) >= self.expected.load(Ordering::Relaxed)
     }
 
@@ -344,9 +379,47 @@ mod tests {
     fn ack_times_are_found_until_overwritten() {
         let ledger = Ledger::new(1, 1);
         ledger.acked(0, 5, 1_000);
-        assert_eq!(ledger.ack_time(0, 5), Some(1_000));
-        assert_eq!(ledger.ack_time(0, 6), None);
+        assert_eq!(ledger.ack_time(0, 5), Acked::At(1_000));
+        // Not acknowledged yet: neither the slot's earlier nor a later one.
+        assert_eq!(ledger.ack_time(0, 6), Acked::NotYet);
+        assert_eq!(ledger.ack_time(0, 5 + RING as u64), Acked::NotYet);
         ledger.acked(0, 5 + RING as u64, 2_000);
-        assert_eq!(ledger.ack_time(0, 5), None);
+        assert_eq!(ledger.ack_time(0, 5), Acked::Forgotten);
+        assert_eq!(ledger.ack_time(0, 5 + RING as u64), Acked::At(2_000));
+        assert_eq!(ledger.ack_time(3, 5), Acked::Forgotten);
+    }
+
+    #[test]
+    fn seq_sets_know_their_members() {
+        let s = set(&[0, 63, 64, 1_000]);
+        for seq in [0, 63, 64, 1_000] {
+            assert!(s.contains(seq), "{seq}");
+        }
+        for seq in [1, 62, 65, 999, 1_001, 1 << 40] {
+            assert!(!s.contains(seq), "{seq}");
+        }
+        assert_eq!(s.count(), 4);
+    }
+
+    #[test]
+    fn consumers_stop_early_only_when_no_record_failed() {
+        let done = |failed: u64| {
+            let ledger = Ledger::new(1, 1);
+            let mut p = Produced {
+                producer: 0,
+                delivered: set(&[0, 1]),
+                ..Produced::default()
+            };
+            p.counts.failed = failed;
+            ledger.producer_done(p, 10);
+            ledger.consumed(0, 0, 1);
+            assert!(!ledger.all_consumed());
+            ledger.consumed(0, 1, 1);
+            ledger.all_consumed()
+        };
+        assert!(done(0));
+        // A failed record may have been written and consumed in place of a
+        // delivered one: the count cannot tell, so the drain runs its time.
+        assert!(!done(1));
     }
 }

@@ -281,8 +281,8 @@ pub fn run(config: &BrokerConfig, destination: &Destination, stop: &StopFlag) ->
     // From here the topic may be cauda's: a run that failed before its
     // file was completed deletes it here (completing deletes it otherwise).
     let result = measure(config, destination, stop, &mut boot, topic, io_timeout);
-    if result.is_err() && created && config.topic_generated && !config.keep_topic {
-        let _ = admin::delete(&mut boot.conn, boot.versions, &config.topic);
+    if result.is_err() && created && !config.keep_topic {
+        let _ = admin::delete_after_run(&boot, &config.topic);
     }
     result
 }
@@ -313,16 +313,28 @@ fn measure(
         .config
         .get("max.message.bytes")
         .and_then(|v| v.parse::<usize>().ok())
-        && config.size + BATCH_OVERHEAD > limit
     {
-        return Err(input_error(format!(
-            "--size {}: a batch of one such record is above topic {}'s max.message.bytes \
-             ({limit}); give --size {} or less, or raise max.message.bytes (--topic-config \
-             max.message.bytes=N on a new topic)",
-            config.size,
-            topic.name,
-            limit.saturating_sub(BATCH_OVERHEAD)
-        )));
+        if config.size + BATCH_OVERHEAD > limit {
+            return Err(input_error(format!(
+                "--size {}: a batch of one such record is above topic {}'s max.message.bytes \
+                 ({limit}); give --size {} or less, or raise max.message.bytes (--topic-config \
+                 max.message.bytes=N on a new topic)",
+                config.size,
+                topic.name,
+                limit.saturating_sub(BATCH_OVERHEAD)
+            )));
+        }
+        // A full batch holds up to --batch-bytes of records, and the broker
+        // refuses every batch above the limit.
+        if config.batch_bytes + BATCH_OVERHEAD > limit {
+            return Err(input_error(format!(
+                "--batch-bytes {}: a full batch is above topic {}'s max.message.bytes ({limit}); \
+                 give --batch-bytes {} or less, or raise max.message.bytes",
+                config.batch_bytes,
+                topic.name,
+                limit.saturating_sub(BATCH_OVERHEAD)
+            )));
+        }
     }
     let versions = boot.versions;
     let client = config.client();
@@ -372,7 +384,7 @@ fn measure(
     let prepare = |thread: usize| -> Result<()> {
         if thread < config.producers {
             let producer = Producer::connect(thread, &produce_settings, &used).and_then(|mut p| {
-                p.warm_up(&MonotonicClock, config.warmup_ns, &ledger)?;
+                p.warm_up(&MonotonicClock, config.warmup_ns, &ledger, stop)?;
                 Ok(p)
             });
             ledger.warmed_up();
@@ -381,10 +393,18 @@ fn measure(
             let c = thread - config.producers;
             // Start after the warm-up's records, so none is read while measuring.
             let wait = Duration::from_nanos(config.warmup_ns) + Duration::from_secs(30);
-            if !ledger.wait_warmed_up(wait) {
-                return Err(anyhow!(
-                    "the producers' warm-up did not end within {wait:?}"
-                ));
+            let given_up = std::time::Instant::now() + wait;
+            while !ledger.wait_warmed_up(Duration::from_millis(100)) {
+                if stop.is_raised() {
+                    return Err(crate::error::interrupted(
+                        "interrupted during the warm-up: nothing was measured",
+                    ));
+                }
+                if std::time::Instant::now() > given_up {
+                    return Err(anyhow!(
+                        "the producers' warm-up did not end within {wait:?}"
+                    ));
+                }
             }
             let consumer = Consumer::connect(&fetch_settings, &share(c), config.producers)?;
             *consumers[c].lock().map_err(|_| anyhow!("poisoned"))? = Some(consumer);
@@ -434,8 +454,8 @@ fn measure(
         };
     let complete = |run: &mut RunFile| {
         let records = ledger.account();
-        if topic.created && config.topic_generated && !config.keep_topic {
-            match admin::delete(&mut boot.conn, boot.versions, &config.topic) {
+        if topic.created && !config.keep_topic {
+            match admin::delete_after_run(boot, &config.topic) {
                 Ok(()) => topic.deleted = true,
                 Err(e) => run.warnings.push(Warning {
                     message: format!("the topic {} was not deleted: {e:#}", config.topic),
@@ -446,7 +466,7 @@ fn measure(
                 }),
             }
         }
-        annotate(run, &records, config);
+        annotate(run, &records, config, stop.is_raised());
         run.broker = Some(BrokerReport {
             cluster: boot.cluster.clone(),
             topic: topic.clone(),
@@ -514,7 +534,12 @@ fn preflight_warnings(config: &BrokerConfig, topic: &TopicInfo, warnings: &mut V
 }
 
 /// Puts the faults in `faults` and warns about what went wrong.
-fn annotate(run: &mut RunFile, r: &crate::model::broker::RecordAccounting, config: &BrokerConfig) {
+fn annotate(
+    run: &mut RunFile,
+    r: &crate::model::broker::RecordAccounting,
+    config: &BrokerConfig,
+    stopped: bool,
+) {
     for (name, value) in [
         ("failed", r.failed),
         ("lost", r.lost),
@@ -538,17 +563,23 @@ fn annotate(run: &mut RunFile, r: &crate::model::broker::RecordAccounting, confi
                 .into(),
         });
     }
-    if r.lost > 0 {
+    let delivered = if config.acks == Acks::None {
+        "sent"
+    } else {
+        "acknowledged"
+    };
+    if r.lost > 0 && stopped {
         run.warnings.push(Warning {
             message: format!(
-                "{} records were {} but never consumed",
-                r.lost,
-                if config.acks == Acks::None {
-                    "sent"
-                } else {
-                    "acknowledged"
-                }
+                "{} records were {delivered} but not consumed before the run stopped (counted \
+                 lost): a stop ends the consumers at once",
+                r.lost
             ),
+            advice: "let the run end by itself (--runtime) to have every record consumed".into(),
+        });
+    } else if r.lost > 0 {
+        run.warnings.push(Warning {
+            message: format!("{} records were {delivered} but never consumed", r.lost),
             advice: "with acks=1 a leader that fails loses what it had not replicated; otherwise \
                      the consumers ran out of drain time (a stalled broker?)"
                 .into(),

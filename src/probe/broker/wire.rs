@@ -156,13 +156,15 @@ impl Conn {
     }
 
     /// Reads what the socket has without blocking (call when it is
-    /// readable) and returns the whole frames it completed.
+    /// readable) and puts the whole frames it completed in `frames` — also
+    /// when it then fails: a broker that closes the connection may first
+    /// have sent its last replies, and those count.
     pub fn read_ready(&mut self, frames: &mut Vec<Bytes>) -> Result<()> {
         self.stream.set_nonblocking(true)?;
         let result = self.fill();
         self.stream.set_nonblocking(false)?;
-        result?;
-        self.split(frames)
+        self.split(frames)?;
+        result
     }
 
     fn fill(&mut self) -> Result<()> {

@@ -41,33 +41,45 @@ impl Producer {
         ledger: &Ledger,
     ) -> Result<()> {
         let mut frames = std::mem::take(&mut self.frames);
-        self.leaders[leader].conn.read_ready(&mut frames)?;
+        // The replies that came before a failure are settled first.
+        let read = self.leaders[leader].conn.read_ready(&mut frames);
         for frame in frames.drain(..) {
             let corr = wire::correlation_id(&frame);
             let entry = self.leaders[leader]
                 .in_flight
                 .pop_front()
                 .ok_or_else(|| anyhow!("the broker answered a request cauda did not send"))?;
-            if corr != Some(entry.corr) {
-                return Err(anyhow!(
+            let decoded = if corr != Some(entry.corr) {
+                Err(anyhow!(
                     "the broker at {} answered request {corr:?} where {} was next",
                     self.leaders[leader].conn.peer,
                     entry.corr
-                ));
-            }
-            if entry.abandoned {
+                ))
+            } else if entry.abandoned {
                 continue;
+            } else {
+                wire::decode::<ProduceRequest>(
+                    frame,
+                    self.settings.versions.produce,
+                    entry.corr,
+                    &self.leaders[leader].conn.peer,
+                )
+            };
+            match decoded {
+                Ok(response) => self.settle_acks(&entry, &response, at, sink, series, ledger),
+                Err(e) => {
+                    // Its records were sent; what became of them is unknown.
+                    if !entry.abandoned {
+                        for (_, records) in &entry.batches {
+                            self.fail(records, "BAD_RESPONSE", at, sink);
+                        }
+                    }
+                    return Err(e);
+                }
             }
-            let response = wire::decode::<ProduceRequest>(
-                frame,
-                self.settings.versions.produce,
-                entry.corr,
-                &self.leaders[leader].conn.peer,
-            )?;
-            self.settle_acks(&entry, &response, at, sink, series, ledger);
         }
         self.frames = frames;
-        Ok(())
+        read
     }
 
     pub(super) fn settle_acks(
@@ -105,6 +117,21 @@ impl Producer {
             } else {
                 self.fail(records, &error_name(code), at, sink);
             }
+        }
+    }
+
+    /// Records taken from the queue that cannot be written: sent (the
+    /// schedule made them) and failed for `why`.
+    pub(super) fn give_up(
+        &mut self,
+        batches: &[(usize, Vec<Pending>)],
+        why: &str,
+        at: u64,
+        sink: &mut impl Sink,
+    ) {
+        for (_, records) in batches {
+            self.produced.counts.sent += records.len() as u64;
+            self.fail(records, why, at, sink);
         }
     }
 

@@ -168,13 +168,24 @@ impl Producer {
     /// before the next, to every partition in turn: connections, the broker's code paths and the
     /// partitions' segments are warm when measuring starts. Not measured;
     /// consumers skip them.
-    pub fn warm_up(&mut self, clock: &impl Clock, length_ns: u64, ledger: &Ledger) -> Result<()> {
+    pub fn warm_up(
+        &mut self,
+        clock: &impl Clock,
+        length_ns: u64,
+        ledger: &Ledger,
+        stop: &StopFlag,
+    ) -> Result<()> {
         let end = clock.now() + length_ns;
         // A partition just created may not be led yet where the metadata
         // says: retry what the broker calls retriable, for a while.
         let patience = end + 15_000_000_000;
         let mut i = 0u64;
         while clock.now() < end || i < self.slots.len() as u64 {
+            if stop.is_raised() {
+                return Err(crate::error::interrupted(
+                    "interrupted during the warm-up: nothing was measured",
+                ));
+            }
             let slot = (self.next_slot + i as usize) % self.slots.len();
             i += 1;
             let now = clock.now();
@@ -315,10 +326,19 @@ impl Producer {
                 self.wait(clock, sink, deadline, series, ledger)?;
                 self.expire(clock.now(), sink, series);
             }
+            // A failed record is not waited for; one acknowledged but not
+            // consumed within --timeout is counted lost at the end, and the
+            // loop goes on.
+            if !self.produced.delivered.contains(seq) {
+                continue;
+            }
             let given_up = clock.now() + self.settings.client.delivery_timeout_ns;
             while !ledger.wait_consumed(self.index, seq, tick) {
-                if stop.is_raised() || clock.now() > given_up {
+                if stop.is_raised() {
                     return Ok(());
+                }
+                if clock.now() > given_up {
+                    break;
                 }
             }
         }
@@ -347,13 +367,26 @@ impl Producer {
                 .all(|l| l.in_flight.iter().all(|f| f.abandoned))
     }
 
-    /// When the oldest waiting batch has lingered long enough.
+    /// When the oldest waiting batch has lingered long enough, among the
+    /// batches whose leader may take another request now (a batch waiting
+    /// for an acknowledgement to free a slot waits on the socket instead:
+    /// a deadline already past would spin).
     fn linger_due(&self) -> Option<u64> {
-        self.batches
-            .iter()
-            .filter(|b| !b.records.is_empty())
-            .map(|b| b.opened_ns + self.settings.client.linger_ns)
+        (0..self.batches.len())
+            .filter(|&s| !self.batches[s].records.is_empty() && !self.saturated(self.slots[s].1))
+            .map(|s| self.batches[s].opened_ns + self.settings.client.linger_ns)
             .min()
+    }
+
+    /// Whether `leader` has `--max-in-flight` requests awaiting an
+    /// acknowledgement (abandoned ones do not count).
+    fn saturated(&self, leader: usize) -> bool {
+        let outstanding = self.leaders[leader]
+            .in_flight
+            .iter()
+            .filter(|f| !f.abandoned)
+            .count();
+        outstanding >= self.settings.client.max_in_flight
     }
 
     fn batch_full(&self, batch: &Batch) -> bool {
@@ -371,12 +404,7 @@ impl Producer {
         all: bool,
     ) -> Result<()> {
         for leader in 0..self.leaders.len() {
-            let outstanding = self.leaders[leader]
-                .in_flight
-                .iter()
-                .filter(|f| !f.abandoned)
-                .count();
-            if outstanding >= self.settings.client.max_in_flight {
+            if self.saturated(leader) {
                 continue;
             }
             let now = clock.now();
@@ -406,17 +434,23 @@ impl Producer {
                     (s, std::mem::replace(records, rest))
                 })
                 .collect();
-            let request = self.request_for(&batches, ledger)?;
+            let count: u64 = batches.iter().map(|(_, r)| r.len() as u64).sum();
+            let request = match self.request_for(&batches, ledger) {
+                Ok(request) => request,
+                Err(e) => {
+                    self.give_up(&batches, "NOT_SENT", clock.now(), sink);
+                    return Err(e);
+                }
+            };
             let sent_ns = clock.now();
             let corr = self.leaders[leader]
                 .conn
                 .send(&request, self.settings.versions.produce);
-            let count: u64 = batches.iter().map(|(_, r)| r.len() as u64).sum();
             let corr = match corr {
                 Ok(corr) => corr,
                 Err(e) => {
                     // Not written (or not wholly): failed, said so.
-                    self.produced.counts.fail("SEND_FAILED", count);
+                    self.give_up(&batches, "SEND_FAILED", sent_ns, sink);
                     return Err(e);
                 }
             };
