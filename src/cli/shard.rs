@@ -48,6 +48,13 @@ impl Shard {
                         "JOB_COMPLETION_INDEX/JOB_COMPLETIONS: {e}; or give --shard I/N"
                     ))
                 }),
+            // Kubernetes sets the index in an Indexed Job, never the count:
+            // without it every pod would run the whole load.
+            (Some(index), None) => Err(input_error(format!(
+                "JOB_COMPLETION_INDEX is {index} but JOB_COMPLETIONS is not set, so the shard \
+                 count is unknown and every pod would run the whole load; set JOB_COMPLETIONS \
+                 to the Job's completions (env in the pod spec), or give --shard I/N"
+            ))),
             _ => Ok(None),
         }
     }
@@ -107,7 +114,10 @@ mod tests {
     fn a_kubernetes_indexed_job_gives_the_shard() {
         let job = |i: &str, n: &str| Shard::from_job(Some(i.into()), Some(n.into()));
         assert_eq!(job("2", "5").unwrap(), Some(Shard { index: 2, count: 5 }));
-        assert_eq!(Shard::from_job(Some("2".into()), None).unwrap(), None);
+        let half = Shard::from_job(Some("2".into()), None).unwrap_err().to_string();
+        assert!(half.contains("JOB_COMPLETIONS is not set"), "{half}");
+        assert_eq!(Shard::from_job(None, Some("5".into())).unwrap(), None);
+        assert_eq!(Shard::from_job(None, None).unwrap(), None);
         let err = job("5", "5").unwrap_err().to_string();
         assert!(err.contains("JOB_COMPLETION_INDEX"), "{err}");
     }
