@@ -338,6 +338,14 @@ fn cauda_kernel_watches_a_device_while_a_command_runs_and_returns_its_code() {
             .starts_with(dev.name())
     );
     assert!(summary(&run, "runq.host")["count"].as_u64().unwrap() > 0);
+    // The whole host has no threads of its own to single out.
+    let tags: Vec<&str> = run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tag"].as_str().unwrap())
+        .collect();
+    assert!(!tags.contains(&"runq"), "{tags:?}");
     // The series sit on the run's grid, like a probe's.
     let grid = series(&run, "block.device:read")["intervals"]
         .as_array()
@@ -563,4 +571,36 @@ fn lab_records_kernel_series_or_says_why_not() {
     assert!(stderr.contains("CAP_BPF"), "{stderr}");
     let run = read_json(&lab_in(nobody_dir.path()).join("timer.json"));
     assert!(run["kernel"].is_null());
+}
+
+/// In a PID namespace of its own (a container), the kernel knows cauda's
+/// threads by other ids: a probe's --kernel series cannot be attributed,
+/// and the run is refused before anything is loaded or measured.
+#[test]
+fn a_probe_in_a_pid_namespace_is_refused() {
+    let Some(_turn) = bpf_ready() else {
+        return;
+    };
+    if std::process::Command::new("unshare")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: unshare (util-linux) is missing");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ns.json");
+    let got = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc"])
+        .arg(env!("CARGO_BIN_EXE_cauda"))
+        .args(["timer", "--runtime", "1s", "--kernel", "runq", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&got.stderr);
+    assert_eq!(got.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("PID namespace"), "{stderr}");
+    assert!(stderr.contains("--pid=host"), "{stderr}");
+    assert!(!out.exists());
 }

@@ -100,6 +100,14 @@ fn device_number(name: &str) -> Result<(u32, String)> {
     Ok(((major << 20) | minor, text.to_string()))
 }
 
+/// Whether this process is outside the initial PID namespace, whose
+/// `/proc/self/ns/pid` is `pid:[4026531836]` (`PROC_PID_INIT_INO`); false
+/// when it cannot be read.
+fn in_child_pid_namespace() -> bool {
+    std::fs::read_link("/proc/self/ns/pid")
+        .is_ok_and(|link| link.to_string_lossy() != "pid:[4026531836]")
+}
+
 /// The kernel series of one run, from attach to the last read.
 #[derive(Debug)]
 pub struct Tracer {
@@ -123,6 +131,15 @@ impl Tracer {
     /// is the user's to fix (privileges, kernel features, a device) and
     /// exits 2 with what to do.
     pub fn attach(request: &Request) -> Result<Tracer> {
+        if request.process.is_some() && in_child_pid_namespace() {
+            return Err(input_error(
+                "cauda runs in a PID namespace of its own (a container): the kernel knows its \
+                 process and threads by other ids, so --kernel cannot tell the probe's block \
+                 requests and run-queue waits from others'; run it in the host's PID namespace \
+                 (docker run --pid=host, Kubernetes hostPID: true), or watch the whole host \
+                 with cauda kernel",
+            ));
+        }
         let (dev, device) = match &request.device {
             Some(name) if request.sources.contains(&KernelSource::Block) => {
                 let (dev, text) = device_number(name)?;
@@ -136,10 +153,12 @@ impl Tracer {
             ..sys::Config::default()
         };
         let loaded = sys::load(config, &programs(&request.sources)).map_err(explain)?;
+        // The whole host has no "own" threads: only runq.host then.
         let series: Vec<usize> = request
             .sources
             .iter()
             .flat_map(|s| s.tags())
+            .filter(|&&tag| request.process.is_some() || tag != "runq")
             .filter_map(|tag| KERNEL_TAGS.iter().position(|t| t == tag))
             .collect();
         let tracer = Tracer {
