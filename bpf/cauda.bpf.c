@@ -219,10 +219,13 @@ int BPF_PROG(block_io_start, struct request *rq)
 
 	if (!cfg)
 		return 0;
-	if (cfg->tgid && (bpf_get_current_pid_tgid() >> 32) != cfg->tgid)
+	/* Not ours: an entry left by an earlier use of this request (its
+	 * completion unseen) must not make this one count as ours. */
+	if ((cfg->tgid && (bpf_get_current_pid_tgid() >> 32) != cfg->tgid) ||
+	    (cfg->dev && !on_device(rq, cfg->dev))) {
+		bpf_map_delete_elem(&requests, &key);
 		return 0;
-	if (cfg->dev && !on_device(rq, cfg->dev))
-		return 0;
+	}
 	if (bpf_map_lookup_elem(&requests, &key))
 		count_dropped(DROPPED_COMPLETION_UNSEEN);
 	if (bpf_map_update_elem(&requests, &key, &t, BPF_ANY))
@@ -263,7 +266,11 @@ int BPF_PROG(block_rq_complete, struct request *rq, int error, unsigned int nr_b
 	if (!t)
 		return 0;
 	op = rq->cmd_flags & REQ_OP_MASK;
-	if (cfg && t->issue && op <= REQ_OP_WRITE) {
+	/* Stamps out of order would wrap: such a request (never seen) is
+	 * counted with the other operations, not in a series. */
+	if (t->issue > now || (t->start && t->start > t->issue)) {
+		count_dropped(DROPPED_OTHER_OP);
+	} else if (cfg && t->issue && op <= REQ_OP_WRITE) {
 		write = op == REQ_OP_WRITE;
 		record(cfg, BLOCK_DEVICE_READ + write, now, now - t->issue);
 		if (t->start) {
@@ -310,8 +317,9 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	__u32 tid = next->pid;
 	__u64 now, *since;
 
-	/* Preempted: back on the run queue from now. */
-	if (prev_state == TASK_RUNNING)
+	/* Preempted (also while about to sleep: a preempted task stays on
+	 * the run queue whatever its state) or yielding: waiting from now. */
+	if (preempt || prev_state == TASK_RUNNING)
 		enqueued(prev);
 	if (!tid)
 		return 0;

@@ -118,7 +118,8 @@ pub struct KernelDropped {
     /// Wake-ups not tracked because the waiting-thread table was full.
     pub wakeups_untracked: u64,
     /// Completed requests that were neither reads nor writes (flush,
-    /// discard, write-zeroes…): not in the read or write series.
+    /// discard, write-zeroes…), or whose stamps were out of order (never
+    /// seen; kept out rather than wrapped): not in the read or write series.
     pub other_operations: u64,
     /// Events the kernel did not pass to a program because the same
     /// program was already running on that CPU (an interrupt's completion
