@@ -114,7 +114,9 @@ mod tests {
     fn a_kubernetes_indexed_job_gives_the_shard() {
         let job = |i: &str, n: &str| Shard::from_job(Some(i.into()), Some(n.into()));
         assert_eq!(job("2", "5").unwrap(), Some(Shard { index: 2, count: 5 }));
-        let half = Shard::from_job(Some("2".into()), None).unwrap_err().to_string();
+        let half = Shard::from_job(Some("2".into()), None)
+            .unwrap_err()
+            .to_string();
         assert!(half.contains("JOB_COMPLETIONS is not set"), "{half}");
         assert_eq!(Shard::from_job(None, Some("5".into())).unwrap(), None);
         assert_eq!(Shard::from_job(None, None).unwrap(), None);

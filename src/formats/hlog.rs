@@ -350,6 +350,17 @@ fn read_line(
         (Some(start), None) if timestamp > 1e9 && timestamp >= start => timestamp - start,
         _ => timestamp,
     };
+    // Nanoseconds in a u64 reach 584 years; a century bounds what a log
+    // can mean, and keeps every sum of starts and lengths in range.
+    const CENTURY_S: f64 = 100.0 * 365.25 * 86_400.0;
+    if offset > CENTURY_S || length > CENTURY_S {
+        return Err(input_error(format!(
+            "{source}:{line_no}: an interval {} s from the log's start and {length} s long is \
+             beyond a century; is the start time in seconds (with #[StartTime] or \
+             #[BaseTime])?",
+            offset
+        )));
+    }
     if scale != 1 {
         let mut scaled = crate::record::histogram::empty_hdr();
         scaled.auto(true);
@@ -449,6 +460,19 @@ mod read_tests {
             }
             .hdr()
         );
+    }
+
+    #[test]
+    fn a_start_beyond_a_century_is_refused_not_wrapped() {
+        let mut h = LatencyHistogram::new();
+        h.record(1_000);
+        let line = interval_line(None, &IntervalRecord::from_histogram(0, 1_000_000_000, &h));
+        // Milliseconds since the epoch where seconds were meant.
+        let far = line.replacen("0.000,", "1700000000000.000,", 1);
+        let err = read("t", far.as_bytes(), 1).unwrap_err().to_string();
+        assert!(err.contains("t:1: an interval"), "{err}");
+        assert!(err.contains("beyond a century"), "{err}");
+        assert!(read("t", line.as_bytes(), 1).is_ok());
     }
 
     #[test]

@@ -202,11 +202,16 @@ impl Grid {
     /// The merged interval (its start) an interval of `source` starting
     /// at `start_ns` of its own run belongs to: the nearest on the grid.
     fn slot(&self, source: &str, start_ns: u64, length_ns: u64) -> u64 {
-        let at = self.offsets.get(source).copied().unwrap_or(0) + start_ns;
+        let at = self
+            .offsets
+            .get(source)
+            .copied()
+            .unwrap_or(0)
+            .saturating_add(start_ns);
         if length_ns == 0 {
             return at;
         }
-        (at + length_ns / 2) / length_ns * length_ns
+        at.saturating_add(length_ns / 2) / length_ns * length_ns
     }
 
     /// What the merge should say: inputs off the grid by more than 1 % of
