@@ -331,10 +331,20 @@ fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Se
     let mut by_start: BTreeMap<u64, Vec<(usize, usize)>> = BTreeMap::new();
     for (m, &(source, series)) in members.iter().enumerate() {
         for (i, interval) in series.intervals.iter().enumerate() {
-            by_start
+            let slot = by_start
                 .entry(grid.slot(source, interval.start_ns, full))
-                .or_default()
-                .push((m, i));
+                .or_default();
+            // Two intervals of one input in one merged interval would mix
+            // two of its seconds into one, silently.
+            if let Some(&(_, earlier)) = slot.iter().find(|&&(other, _)| other == m) {
+                return Err(input_error(format!(
+                    "series '{tag}': {source}'s intervals {earlier} and {i} fall in one merged \
+                     interval (its interval starts are not {} apart); use --tag-by source to \
+                     keep its series apart",
+                    crate::units::format_ns(full as f64)
+                )));
+            }
+            slot.push((m, i));
         }
     }
     let slots: Vec<Slot> = by_start.into_iter().collect();
@@ -450,6 +460,17 @@ mod tests {
         assert_eq!(merged.stats().count, 8);
         assert_eq!(merged.stats().sum, 1 + 2 + 3 + 10 + 4 + 20 + 30 + 7);
         assert_eq!(run.summary[0].summary.max, 30);
+    }
+
+    #[test]
+    fn two_intervals_of_one_input_never_share_a_merged_interval() {
+        // Starts 0 and 0.4 of an interval apart: both round to the first.
+        let mut a = input("a.json", &[&[1], &[2]], 1_000);
+        a.series[0].intervals[1].start_ns = 400;
+        let b = input("b.json", &[&[3], &[4]], 1_000);
+        let err = merge(&[a, b], TagBy::Tag).unwrap_err().to_string();
+        assert!(err.contains("a.json's intervals 0 and 1"), "{err}");
+        assert!(err.contains("--tag-by source"), "{err}");
     }
 
     /// `input` as a run file that started at `start_unix_ns` on `host`.
