@@ -283,7 +283,8 @@ impl Grid {
 
 fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Series> {
     let (first_source, first) = members[0];
-    let mut lengths: BTreeMap<u64, &str> = BTreeMap::new();
+    let mut spans: Vec<(u64, &str)> = Vec::new();
+    let mut longest: Option<(u64, &str)> = None;
     let mut digits: Option<(u8, &str)> = None;
     for &(source, series) in members {
         if series.measured_from != first.measured_from {
@@ -305,24 +306,40 @@ fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Se
                 _ => {}
             }
         }
-        for interval in series.intervals.iter().filter(|i| i.length_ns > 0) {
-            lengths.entry(interval.length_ns).or_insert(source);
+        // Whole intervals: each but the series' last (which may be cut short).
+        let n = series.intervals.len();
+        let whole = series.intervals.iter().take(n.saturating_sub(1));
+        spans.extend(
+            whole
+                .filter(|i| i.length_ns > 0)
+                .map(|i| (i.length_ns, source)),
+        );
+        if let Some(last) = series.intervals.last().filter(|i| i.length_ns > 0)
+            && longest.is_none_or(|(l, _)| last.length_ns > l)
+        {
+            longest = Some((last.length_ns, source));
         }
     }
-    // Partial last intervals are shorter; any other difference is a mismatch.
-    let full = lengths.keys().next_back().copied().unwrap_or(0);
+    // The interval length: the median whole interval's (loggers such as
+    // jHiccup write 0.999 s, 1.007 s … for 1 s), or without one, the
+    // longest. Within 2 % of it is the same length; partial last intervals
+    // are shorter; any other difference is a mismatch.
+    spans.sort_unstable();
+    let (full, full_source) = spans
+        .get(spans.len() / 2)
+        .copied()
+        .or(longest)
+        .unwrap_or((0, first_source));
+    let near = |length: u64| length.abs_diff(full).saturating_mul(50) <= full;
     for &(source, series) in members {
         let n = series.intervals.len();
         for (i, interval) in series.intervals.iter().enumerate() {
-            let last = i + 1 == n;
-            if interval.length_ns != full
-                && !(last && interval.length_ns < full)
-                && interval.length_ns != 0
-            {
+            let length = interval.length_ns;
+            let partial = i + 1 == n && length < full;
+            if !(near(length) || partial || length == 0) {
                 return Err(input_error(format!(
-                    "series '{tag}': {source} has {} ns intervals but {} has {full} ns; re-run with the \
-                     same --interval-length, or use --tag-by source",
-                    interval.length_ns, lengths[&full]
+                    "series '{tag}': {source} has {length} ns intervals but {full_source} has {full} ns; \
+                     re-run with the same --interval-length, or use --tag-by source"
                 )));
             }
         }
@@ -471,6 +488,31 @@ mod tests {
         let err = merge(&[a, b], TagBy::Tag).unwrap_err().to_string();
         assert!(err.contains("a.json's intervals 0 and 1"), "{err}");
         assert!(err.contains("--tag-by source"), "{err}");
+    }
+
+    #[test]
+    fn interval_lengths_that_jitter_a_little_still_merge() {
+        // A logger's 1 s intervals as written: 1.007, 0.999, 1.001 s.
+        let jittery = || {
+            let mut a = input("a.log", &[&[1], &[2], &[3]], 1_000_000);
+            for (interval, (start, length)) in a.series[0].intervals.iter_mut().zip([
+                (0, 1_007_000),
+                (1_007_000, 999_000),
+                (2_006_000, 1_001_000),
+            ]) {
+                interval.start_ns = start;
+                interval.length_ns = length;
+            }
+            a
+        };
+        let b = input("b.log", &[&[4], &[5], &[6]], 1_000_000);
+        let run = merge(&[jittery(), b], TagBy::Tag).unwrap();
+        let counts: Vec<u64> = run.series[0].intervals.iter().map(|i| i.count).collect();
+        assert_eq!(counts, [2, 2, 2]);
+        // Twice as long is another interval length, refused.
+        let c = input("c.log", &[&[7], &[8], &[9]], 2_000_000);
+        let err = merge(&[jittery(), c], TagBy::Tag).unwrap_err().to_string();
+        assert!(err.contains("ns intervals but"), "{err}");
     }
 
     /// `input` as a run file that started at `start_unix_ns` on `host`.
