@@ -31,6 +31,21 @@ fn broker_run(boot: &str, out: &Path, args: &[&str]) -> (std::process::Output, V
     (output, read_json(out))
 }
 
+/// `cauda broker --bootstrap BOOT ARGS -q -o OUT` refused: it exits with
+/// `code`, says each of `needles`, and writes no run file.
+fn refused_run(boot: &str, out: &Path, args: &[&str], code: i32, needles: &[&str]) {
+    let head = [
+        "broker",
+        "--bootstrap",
+        boot,
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    common::ended_saying(&[&head[..], args].concat(), code, needles);
+    assert!(!out.exists());
+}
+
 fn ok_run(boot: &str, out: &Path, args: &[&str]) -> Value {
     let (output, run) = broker_run(boot, out, args);
     assert!(
@@ -218,34 +233,13 @@ fn one_broker_open_loop_acks_and_faults() {
     assert!(!broker.topic(&["list"]).contains("made-for-one-run"));
 
     // A record too large for the topic is refused before measuring.
-    let too_big = cauda()
-        .args([
-            "broker",
-            "--bootstrap",
-            &boot,
-            "-q",
-            "--size",
-            "2M",
-            "--runtime",
-            "1s",
-        ])
-        .arg("-o")
-        .arg(dir.path().join("big.json"))
-        .output()
-        .unwrap();
-    assert_eq!(too_big.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&too_big.stderr).contains("max.message.bytes"));
+    let big = dir.path().join("big.json");
+    let too_big = ["--size", "2M", "--runtime", "1s"];
+    refused_run(&boot, &big, &too_big, 2, &["max.message.bytes"]);
     // So is a batch size above it: every full batch would be refused.
-    let big_batches = cauda()
-        .args(["broker", "--bootstrap", &boot, "-q", "--batch-bytes", "2M"])
-        .arg("-o")
-        .arg(dir.path().join("batches.json"))
-        .output()
-        .unwrap();
-    assert_eq!(big_batches.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&big_batches.stderr);
-    assert!(stderr.contains("--batch-bytes 2097152"), "{stderr}");
-    assert!(!dir.path().join("batches.json").exists());
+    let batches = dir.path().join("batches.json");
+    let too_many = ["--batch-bytes", "2M"];
+    refused_run(&boot, &batches, &too_many, 2, &["--batch-bytes 2097152"]);
 
     // Frozen for 500 ms at 1000 records/s: the backlog is in publish and
     // e2e, every record is still accounted for.
@@ -373,17 +367,9 @@ fn three_brokers_acks_all_waits_for_replicas() {
     // acks=all there is refused by the broker (NOT_ENOUGH_REPLICAS, retried
     // for the warm-up's patience): exit 1, the reason and what to do.
     let out = dir.path().join("strict.json");
-    let refused = cauda()
-        .args(["broker", "--bootstrap", &boot, "--topic", "strict"])
-        .args(["--acks", "all", "--runtime", "1s", "-q", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(refused.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("NotEnoughReplicas"), "{stderr}");
-    assert!(stderr.contains("min.insync.replicas"), "{stderr}");
-    assert!(!out.exists());
+    let strict = ["--topic", "strict", "--acks", "all", "--runtime", "1s"];
+    let needles = ["NotEnoughReplicas", "min.insync.replicas"];
+    refused_run(&boot, &out, &strict, 1, &needles);
     // A new RF 3 topic gets a replica on the stopped broker, out of sync:
     // the run measures and says the partitions are under-replicated.
     let degraded = ok_run(
@@ -439,16 +425,8 @@ fn bad_input_is_refused_before_measuring() {
             let _ = std::io::Read::read(&mut conn, &mut [0; 64]);
         }
     });
-    let closed = cauda()
-        .args(["broker", "--bootstrap", &address, "-q", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(closed.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&closed.stderr);
-    assert!(stderr.contains("closed the connection"), "{stderr}");
-    assert!(stderr.contains("PLAINTEXT listener"), "{stderr}");
-    assert!(!out.exists());
+    let needles = ["closed the connection", "PLAINTEXT listener"];
+    refused_run(&address, &out, &[], 2, &needles);
     for (args, needle) in [
         (&["--acks", "2"][..], "acks is 0, 1 or all"),
         (&["--size", "10"], "--size 10"),
@@ -643,19 +621,12 @@ fn a_topic_cauda_may_not_create_is_refused() {
     );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.json");
-    for topic in [None, Some("mine")] {
-        let mut command = cauda();
-        command.args(["broker", "--bootstrap", &broker.bootstrap, "-q", "-o"]);
-        command.arg(&out);
-        if let Some(topic) = topic {
-            command.args(["--topic", topic]);
-        }
-        let refused = command.output().unwrap();
-        let stderr = String::from_utf8_lossy(&refused.stderr);
-        assert_eq!(refused.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("cannot create topic"), "{stderr}");
-        assert!(stderr.contains("TopicAuthorizationFailed"), "{stderr}");
-        assert!(stderr.contains("create it beforehand"), "{stderr}");
-        assert!(!out.exists());
+    let needles = [
+        "cannot create topic",
+        "TopicAuthorizationFailed",
+        "create it beforehand",
+    ];
+    for topic in [&[][..], &["--topic", "mine"]] {
+        refused_run(&broker.bootstrap, &out, topic, 2, &needles);
     }
 }

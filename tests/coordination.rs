@@ -118,27 +118,24 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
     // Nothing is counted twice: not a file given twice, not the output
     // among the inputs (a second `merge *.json -o merged.json`), not a
     // merge beside a run it already holds.
-    for (args, needle) in [
-        (vec![&a, &a], "are the same file"),
-        (vec![&a, &b, &merged], "is also an input"),
-    ] {
-        let mut cmd = cauda();
-        cmd.args(["merge", "-o"]).arg(&merged).args(args);
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&out.stderr).contains(needle));
-    }
     let again = dir.path().join("again.json");
-    let out = cauda()
-        .args(["merge", "-o"])
-        .arg(&again)
-        .arg(&merged)
-        .arg(&b)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("a merge that already holds"), "{stderr}");
+    let [a_, b_, merged_, again_] = [&a, &b, &merged, &again].map(|p| p.to_str().unwrap());
+    for (args, needle) in [
+        (
+            ["merge", "-o", merged_, a_, a_].as_slice(),
+            "are the same file",
+        ),
+        (
+            &["merge", "-o", merged_, a_, b_, merged_],
+            "is also an input",
+        ),
+        (
+            &["merge", "-o", again_, merged_, b_],
+            "a merge that already holds",
+        ),
+    ] {
+        common::refused(args, needle);
+    }
     assert!(!again.exists());
     assert_eq!(read_json(&merged), run);
     assert_eq!(run["labels"], serde_json::json!({"zone": "z1"}));

@@ -17,6 +17,10 @@ use super::summary::Summary;
 /// The schema identifier written in every run file.
 pub const RUN_SCHEMA: &str = "cauda.run/1";
 
+/// Keys of a run's `faults` that are totals, not faults: what the faults
+/// are out of (`net` keeps its messages sent and answered there).
+pub const FAULT_TOTALS: [&str; 2] = ["sent", "answered"];
+
 /// Whether the load waited for each operation before issuing the next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -117,7 +121,8 @@ pub struct RunFile {
     pub interrupted: bool,
     /// The host's conditions.
     pub host: HostSnapshot,
-    /// Counted faults by kind (failed operations, timeouts, …).
+    /// Counted faults by kind (failed operations, timeouts, …), and beside
+    /// them the totals they are out of ([`FAULT_TOTALS`]: `net`'s).
     pub faults: BTreeMap<String, u64>,
     /// Warnings raised during the run.
     pub warnings: Vec<Warning>,

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output};
 
 use assert_cmd::Command;
-use predicates::prelude::*;
 use serde_json::Value;
 
 /// The cauda binary under test.
@@ -28,11 +27,23 @@ pub fn cauda_process() -> StdCommand {
 
 /// Runs cauda with `args` and expects exit 2 with `needle` on stderr.
 pub fn refused<S: AsRef<OsStr>>(args: &[S], needle: &str) {
-    cauda()
-        .args(args)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(needle));
+    ended_saying(args, 2, &[needle]);
+}
+
+/// Runs `cauda ARGS` and checks how it ended ([`ended`]); returns its stderr.
+pub fn ended_saying<S: AsRef<OsStr>>(args: &[S], code: i32, needles: &[&str]) -> String {
+    ended(&cauda().args(args).output().unwrap(), code, needles)
+}
+
+/// Checks that a finished cauda exited with `code` and that its stderr
+/// says each of `needles`; returns the stderr.
+pub fn ended(out: &Output, code: i32, needles: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "no '{needle}' in: {stderr}");
+    }
+    stderr
 }
 
 /// A file below `tests/fixtures`.

@@ -21,6 +21,7 @@ use anyhow::{Result, anyhow};
 use super::Proto;
 use super::link::{Link, Received};
 use super::protocol::{Header, Kind};
+use crate::model::run::FAULT_TOTALS;
 use crate::record::{Clock, Schedule, Sink, StopFlag};
 
 /// Replies remembered per connection to tell duplicates from late replies.
@@ -52,8 +53,8 @@ impl Counts {
     /// The counts as `(name, value)`, in a fixed order.
     pub fn entries(&self) -> [(&'static str, u64); 8] {
         [
-            ("sent", self.sent),
-            ("answered", self.answered),
+            (FAULT_TOTALS[0], self.sent),
+            (FAULT_TOTALS[1], self.answered),
             ("lost", self.lost),
             ("in_flight", self.in_flight),
             ("duplicate", self.duplicate),

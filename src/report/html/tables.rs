@@ -400,13 +400,14 @@ pub fn comparison(c: &Comparison) -> String {
     out
 }
 
-/// A run's fault counts as a warning, and `net`'s totals (`sent`,
-/// `answered`, kept beside its faults) as context, not as faults.
+/// A run's fault counts as a warning, and the totals kept beside them
+/// ([`FAULT_TOTALS`]) as context, not as faults.
 fn fault_lines(counts: &std::collections::BTreeMap<String, u64>) -> String {
+    use crate::model::run::FAULT_TOTALS;
     let counted = |totals: bool| -> Vec<String> {
         counts
             .iter()
-            .filter(|(k, n)| **n > 0 && matches!(k.as_str(), "sent" | "answered") == totals)
+            .filter(|(k, n)| **n > 0 && FAULT_TOTALS.contains(&k.as_str()) == totals)
             .map(|(k, n)| format!("{k} {}", thousands(*n)))
             .collect()
     };
