@@ -10,6 +10,19 @@ mod common;
 mod netsupport;
 use common::{cauda, cauda_process, read_json, refused};
 
+/// The tests of this file measure beside each other; the one that
+/// compares two measurements statistically takes the machine alone
+/// ([`alone`]), the others share it ([`shared`]).
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(|e| e.into_inner())
+}
+
 fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -37,7 +50,6 @@ fn timer_at(out: &Path, start_at: &str, labels: &[&str]) -> std::process::Child 
     cmd.spawn().unwrap()
 }
 
-/// `cauda merge -o OUT A B`, to be run and checked by the caller.
 /// `cauda convert INPUTS --to TO -o OUT`, which must succeed: what it wrote.
 fn converted(to: &str, out: &Path, inputs: &[&Path]) -> String {
     cauda()
@@ -49,6 +61,7 @@ fn converted(to: &str, out: &Path, inputs: &[&Path]) -> String {
     std::fs::read_to_string(out).unwrap()
 }
 
+/// `cauda merge -o OUT A B`, to be run and checked by the caller.
 fn merge(out: &Path, a: &Path, b: &Path) -> assert_cmd::Command {
     let mut cmd = cauda();
     cmd.args(["merge", "-o"]).arg(out).arg(a).arg(b);
@@ -57,6 +70,7 @@ fn merge(out: &Path, a: &Path, b: &Path) -> assert_cmd::Command {
 
 #[test]
 fn bad_labels_and_start_times_are_refused_before_anything_runs() {
+    let _machine = shared();
     let timer = |extra: &[&str]| -> Vec<String> {
         ["timer", "--runtime", "1s"]
             .iter()
@@ -82,6 +96,7 @@ fn bad_labels_and_start_times_are_refused_before_anything_runs() {
 
 #[test]
 fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning() {
+    let _machine = shared();
     let dir = tempfile::tempdir().unwrap();
     // Far enough ahead that both processes are ready on a busy machine.
     let at = unix_now() + 3.0;
@@ -186,6 +201,7 @@ fn runs_started_at_one_instant_share_their_seconds_and_merge_without_a_warning()
 
 #[test]
 fn runs_started_apart_are_merged_with_a_warning_naming_the_gap() {
+    let _machine = shared();
     let dir = tempfile::tempdir().unwrap();
     let now = unix_now();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
@@ -213,6 +229,7 @@ fn runs_started_apart_are_merged_with_a_warning_naming_the_gap() {
 /// idle connections sooner than the wait ends must not fail the run.
 #[test]
 fn a_net_run_waiting_longer_than_the_responders_idle_timeout_connects_afresh() {
+    let _machine = shared();
     let dir = tempfile::tempdir().unwrap();
     let server = netsupport::Responder::start(&["--idle-timeout", "1s"]);
     let out = dir.path().join("net.json");
@@ -240,6 +257,7 @@ fn a_net_run_waiting_longer_than_the_responders_idle_timeout_connects_afresh() {
 
 #[test]
 fn shards_split_the_rate_with_their_own_seeds_and_merge_into_the_whole_load() {
+    let _machine = shared();
     let dir = tempfile::tempdir().unwrap();
     let at = format!("{:.3}", unix_now() + 3.0);
     let shard = |i: u32| {
@@ -285,12 +303,113 @@ fn shards_split_the_rate_with_their_own_seeds_and_merge_into_the_whole_load() {
     assert!(run["labels"].get("shard").is_none(), "{}", run["labels"]);
 }
 
+/// Issue 19's figure: N shards merged equal one run of the total rate
+/// within the confidence intervals. Two shards of 2000/s (1000/s each, in
+/// two processes) run beside one run of 2000/s made of two threads of
+/// 1000/s, started at one instant: the same number of waking threads at
+/// the same rates on the same CPUs, so the physics is the same and what
+/// differs is the sharding and the merge. `cauda compare` must judge
+/// count, p50, p90 and p99 "same" at 99.9 % confidence (its bootstrap over
+/// the 100 ms intervals), and the merged count is exactly the shards' sum.
+///
+/// One process can still have a worse few seconds than its neighbour on
+/// the same CPU (one shard's p50 at 62 µs beside 30 µs, about one try in
+/// five here, more under CPU hogs), which no CI of one run can foresee;
+/// so the test has the machine to itself and takes the best of three
+/// tries. A merge that averaged, lost or double-counted would fail all
+/// three.
+#[test]
+fn merged_shards_equal_one_run_of_the_total_rate_within_the_cis() {
+    let _machine = alone();
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        match shards_against_one_run() {
+            Ok(()) => return,
+            Err(rows) => failures.push(rows),
+        }
+    }
+    panic!("the merged shards differed from the whole run in three tries: {failures:#?}");
+}
+
+/// One try of the test above: the rows `cauda compare` did not judge "same".
+fn shards_against_one_run() -> Result<(), Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let at = format!("{:.3}", unix_now() + 1.5);
+    let timer = |name: &str, args: &[&str]| {
+        let out = dir.path().join(name);
+        let child = cauda_process()
+            .args(["timer", "--arrivals", "poisson", "--runtime", "4s"])
+            .args(["--interval-length", "100ms", "--start-at", &at, "-q", "-o"])
+            .arg(&out)
+            .args(args)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        (out, child)
+    };
+    let runs = [
+        timer(
+            "shard0.json",
+            &["--rate", "2000/s", "--shard", "0/2", "--cpus", "0"],
+        ),
+        timer(
+            "shard1.json",
+            &["--rate", "2000/s", "--shard", "1/2", "--cpus", "1"],
+        ),
+        timer("whole.json", &["--rate", "1000/s", "--cpus", "0,1"]),
+    ];
+    let mut files = Vec::new();
+    for (out, mut child) in runs {
+        assert!(child.wait().unwrap().success(), "{}", out.display());
+        files.push(out);
+    }
+    let merged = dir.path().join("merged.json");
+    merge(&merged, &files[0], &files[1]).assert().success();
+    let count = |file: &Path| {
+        read_json(file)["summary"][0]["summary"]["count"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(count(&merged), count(&files[0]) + count(&files[1]));
+
+    let out = cauda()
+        .args(["compare", "--json", "--confidence", "0.999"])
+        .args(["--resamples", "2000"])
+        .arg(&files[2])
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = judged["rows"].as_array().unwrap();
+    let mut differ = Vec::new();
+    for metric in ["count", "p50", "p90", "p99"] {
+        let row = rows
+            .iter()
+            .find(|r| r["series"] == "wakeup" && r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no wakeup {metric} in {judged}"));
+        if row["verdict"] != "same" {
+            differ.push(row.to_string());
+        }
+    }
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(differ)
+    }
+}
+
 /// The README's recipe: the Ansible playbook in `examples/ansible` runs two
 /// shards on two local inventory hosts, fetches their run files and merges
 /// them. Skipped (with the reason) without `ansible-playbook`, unless
 /// CAUDA_REQUIRE_ANSIBLE is set, as `.ci/run` does.
 #[test]
 fn the_ansible_recipe_runs_two_shards_fetches_and_merges_them() {
+    let _machine = shared();
     let found = std::process::Command::new("ansible-playbook")
         .arg("--version")
         .env("LC_ALL", "C.UTF-8")
