@@ -4,9 +4,10 @@
 //!
 //! Measurement never waits for a scraper. The collector swaps a finished
 //! page in under a lock held only to replace a pointer; the server thread
-//! takes the pointer and writes at its own pace, under SCHED_IDLE, with a
-//! timeout, one connection at a time. A slow or stuck scraper holds up
-//! only the next scrape.
+//! takes the pointer and writes at its own pace, under SCHED_IDLE, one
+//! connection at a time, each given [`CONNECTION_TIMEOUT`] in all (a
+//! scraper trickling its request or reading its answer a byte at a time
+//! is cut off). A slow or stuck scraper holds up only the next scrape.
 //!
 //! A run that ends by itself waits for Prometheus to scrape its last
 //! interval (at most twice the gap seen between its scrapes, and never
@@ -99,8 +100,13 @@ pub struct Endpoint {
     shared: Arc<Shared>,
 }
 
-/// How long a scraper may take to send its request or read the answer.
-const CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a scraper may take, in all, to send its request and read the
+/// answer.
+const CONNECTION_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(600)
+} else {
+    Duration::from_secs(5)
+};
 /// The longest wait for a last scrape.
 const MOST_FINAL_WAIT: Duration = Duration::from_secs(120);
 
@@ -198,9 +204,11 @@ fn serve(listener: &TcpListener, shared: &Shared) {
         if shared.closing.load(Ordering::Acquire) {
             return;
         }
-        let Ok(mut stream) = stream else { continue };
-        let _ = stream.set_read_timeout(Some(CONNECTION_TIMEOUT));
-        let _ = stream.set_write_timeout(Some(CONNECTION_TIMEOUT));
+        let Ok(stream) = stream else { continue };
+        let mut stream = Deadlined {
+            stream,
+            until: Instant::now() + CONNECTION_TIMEOUT,
+        };
         if let Some(generation) = answer(&mut stream, shared) {
             if let Ok(mut scrapes) = shared.scrapes.lock() {
                 let now = Instant::now();
@@ -210,13 +218,49 @@ fn serve(listener: &TcpListener, shared: &Shared) {
             }
             shared.scraped.notify_all();
         }
-        let _ = stream.shutdown(Shutdown::Both);
+        let _ = stream.stream.shutdown(Shutdown::Both);
+    }
+}
+
+/// A connection with a deadline for all of its reads and writes: each
+/// waits at most for what is left of it, and none starts after it.
+struct Deadlined {
+    stream: TcpStream,
+    until: Instant,
+}
+
+impl Deadlined {
+    /// What is left of the deadline, or a timeout error once it passed.
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadlined {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        self.stream.read(buf)
+    }
+}
+
+impl Write for Deadlined {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.flush()
     }
 }
 
 /// Answers one request; the generation of the page served, if it was the
 /// metrics page and was sent whole.
-fn answer(stream: &mut TcpStream, shared: &Shared) -> Option<u64> {
+fn answer(stream: &mut Deadlined, shared: &Shared) -> Option<u64> {
     let request = read_head(stream)?;
     let mut lines = request.lines();
     let mut first = lines.next()?.split_whitespace();
@@ -257,7 +301,7 @@ fn answer(stream: &mut TcpStream, shared: &Shared) -> Option<u64> {
 }
 
 /// Reads a request's head (up to the blank line), at most 16 KiB.
-fn read_head(stream: &mut TcpStream) -> Option<String> {
+fn read_head(stream: &mut impl Read) -> Option<String> {
     let mut head = Vec::with_capacity(512);
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -270,7 +314,7 @@ fn read_head(stream: &mut TcpStream) -> Option<String> {
     String::from_utf8(head).ok()
 }
 
-fn respond(stream: &mut TcpStream, status: &str, kind: &str, body: &[u8]) -> std::io::Result<()> {
+fn respond(stream: &mut impl Write, status: &str, kind: &str, body: &[u8]) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
@@ -373,6 +417,35 @@ mod tests {
             ..Page::default()
         });
         endpoint.await_scrape_of(5, &stop);
+    }
+
+    #[test]
+    fn a_scraper_trickling_its_request_is_cut_off_at_the_deadline() {
+        let (endpoint, latest) = endpoint();
+        latest.publish(Page {
+            text: b"TEXT\n".to_vec(),
+            ..Page::default()
+        });
+        // A byte each 100 ms: every read is quick, the request never ends.
+        let mut slow = TcpStream::connect(endpoint.addr()).unwrap();
+        let began = Instant::now();
+        let trickle = std::thread::spawn(move || {
+            for byte in b"GET /metrics HTTP/1.1\r\nX: ".iter().cycle() {
+                if slow.write_all(&[*byte]).is_err() {
+                    return Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            unreachable!()
+        });
+        // The next scraper is served once the first is cut off.
+        let text = get(endpoint.addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+        let served = began.elapsed();
+        assert!(text.ends_with("\r\n\r\nTEXT\n"), "{text}");
+        assert!(served >= CONNECTION_TIMEOUT, "{served:?}");
+        assert!(served < CONNECTION_TIMEOUT * 3, "{served:?}");
+        let cut = trickle.join().unwrap() - began;
+        assert!(cut < CONNECTION_TIMEOUT * 3, "{cut:?}");
     }
 
     #[test]

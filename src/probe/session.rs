@@ -502,6 +502,11 @@ where
             .warnings
             .into_iter()
             .chain(observers.shared)
+            .chain(late_start(
+                destination.start_at_unix_ns,
+                start_unix_ns,
+                plan.interval_ns,
+            ))
             .chain(kernel_report.iter().flat_map(kernel::warnings))
             .collect(),
         series: collected.series,
@@ -547,6 +552,22 @@ where
 /// Waits until the wall clock reads `at` (ns since the epoch), in sleeps
 /// on the monotonic clock that end early for Ctrl-C; a time already past
 /// returns at once (the run records how late it began).
+/// A run that began later than its `--start-at` by more than 1 % of an
+/// interval (preparing took longer than the time given): its intervals
+/// are off those of the runs that began on time by that much, as `merge`
+/// will also say.
+fn late_start(start_at: Option<u128>, started: u128, interval_ns: u64) -> Option<Warning> {
+    let late = started.saturating_sub(start_at?);
+    (late * 100 > u128::from(interval_ns)).then(|| Warning {
+        message: format!(
+            "the run began {} after --start-at (preparing took longer): its intervals are that \
+             far off those of runs that began on time",
+            crate::units::format_ns(late as f64)
+        ),
+        advice: "give --start-at more time than this host needs to prepare the probe".into(),
+    })
+}
+
 fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
     const STEP_NS: u128 = 50_000_000;
     let clock = MonotonicClock;
@@ -573,4 +594,22 @@ fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
         left = at.saturating_sub(now_unix());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::late_start;
+
+    #[test]
+    fn a_run_that_began_late_for_its_start_at_says_by_how_much() {
+        let second = 1_000_000_000;
+        let at = 1_795_000_000 * u128::from(second);
+        // On time, or late by up to 1 % of an interval: nothing to say.
+        assert!(late_start(None, at + 5 * u128::from(second), second).is_none());
+        assert!(late_start(Some(at), at + 10_000_000, second).is_none());
+        assert!(late_start(Some(at), at - 1, second).is_none());
+        let warning = late_start(Some(at), at + 250_000_000, second).unwrap();
+        assert!(warning.message.contains("250"), "{}", warning.message);
+        assert!(warning.advice.contains("--start-at"), "{}", warning.advice);
+    }
 }
