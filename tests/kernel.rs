@@ -272,11 +272,15 @@ fn a_cpu_hog_beside_a_timer_shows_in_its_run_queue_series() {
     );
     let host = summary(&run, "runq.host");
     assert!(host["count"].as_u64().unwrap() >= waits);
-    // Beside two busy loops that outweigh it the waits are long: their slices.
-    let p99 = runq["percentiles"]["99"].as_u64().unwrap();
+    // Beside two busy loops the long waits are their slices. Most wake-ups
+    // preempt a hog at once (the scheduler favours a thread that slept),
+    // so how many wait out the slices varies: p99 was 15 µs in half of ten
+    // tries here and 1.4 ms in the other half, while p99.9 was 7.4–8.4 ms
+    // in all ten (alone on the CPU, 0.08–0.7 ms).
+    let p999 = runq["percentiles"]["99.9"].as_u64().unwrap();
     assert!(
-        p99 >= 100_000,
-        "runq p99 {p99} ns beside two CPU hogs ({waits} waits for {wakeups} wake-ups; \
+        p999 >= 2_000_000,
+        "runq p99.9 {p999} ns beside two CPU hogs ({waits} waits for {wakeups} wake-ups; \
          runq {runq}; host {host})"
     );
     assert_eq!(run["kernel"]["threads"].as_array().unwrap().len(), 1);
