@@ -518,7 +518,11 @@ fn convert_parquet(args: ConvertArgs) -> Result<Outcome> {
 fn merge(args: MergeArgs) -> Result<Outcome> {
     let checked = output::check_writable(&args.output, output::OwnKind::RunFile, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
-    formats::merge::refuse_double_counting(&args.files, checked, &inputs)?;
+    let replaced = match checked {
+        output::Checked::Replaces { dev, ino } => Some((dev, ino)),
+        _ => None,
+    };
+    formats::merge::refuse_double_counting(&args.files, replaced, &inputs)?;
     formats::export::require_distributions(&inputs)?;
     let run = formats::merge::merge(&inputs, args.tag_by)?;
     let bytes = formats::runfile::to_bytes(&run)?;

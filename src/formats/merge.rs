@@ -56,10 +56,11 @@ fn precision(series: &Series) -> Result<Option<u8>, String> {
 /// the output among the inputs (a second `merge runs/*.json -o
 /// runs/fleet.json` would take in the first one's result), or a merged
 /// input that already holds another input. Files are compared by device
-/// and inode; a merge's inputs by the paths it recorded, from here.
+/// and inode (`replaced`: those of the file the output replaces); a
+/// merge's inputs by the paths it recorded, from here.
 pub fn refuse_double_counting(
     files: &[std::path::PathBuf],
-    output: crate::output::Checked,
+    replaced: Option<(u64, u64)>,
     inputs: &[Loaded],
 ) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
@@ -74,12 +75,7 @@ pub fn refuse_double_counting(
                 file.display()
             )));
         }
-        if output
-            == (crate::output::Checked::Replaces {
-                dev: key.0,
-                ino: key.1,
-            })
-        {
+        if replaced == Some(key) {
             return Err(input_error(format!(
                 "-o {0}: is also an input, so the merge would count it and then replace it; \
                  write the merge elsewhere, or leave {0} out of the inputs",
