@@ -5,7 +5,7 @@
 //! Measurement never waits for a scraper. The collector swaps a finished
 //! page in under a lock held only to replace a pointer; the server thread
 //! takes the pointer and writes at its own pace, under SCHED_IDLE, one
-//! connection at a time, each given [`CONNECTION_TIMEOUT`] in all (a
+//! connection at a time, each given 5 s in all (a
 //! scraper trickling its request or reading its answer a byte at a time
 //! is cut off). A slow or stuck scraper holds up only the next scrape.
 //!
