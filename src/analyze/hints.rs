@@ -336,8 +336,8 @@ pub fn counter_hints(counters: &HostCounters, stall: &Stall) -> Vec<Hint> {
     hints.into_iter().take(MAX_HINTS).map(|(_, h)| h).collect()
 }
 
-/// A hint when cauda's own `self` thread was late in the stall's seconds:
-/// the host stalled, not only the target.
+/// A hint when cauda's own `self` thread was late in the stall's seconds,
+/// by enough to explain it: the host stalled, not only the target.
 pub fn self_hint(self_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
     let busy: Vec<&IntervalPoint> = self_points.iter().filter(|p| p.count > 0).collect();
     let baseline = median(busy.iter().map(|p| p.max as f64).collect());
@@ -346,8 +346,11 @@ pub fn self_hint(self_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
         .filter(|p| p.start_s < stall.end_s && p.start_s + p.length_s > stall.start_s)
         .map(|p| p.max as f64)
         .fold(0.0, f64::max);
-    // 1 ms late and 3× the typical worst wake-up.
-    if worst < 1e6 || worst < FACTOR * baseline {
+    // 1 ms late and 3× the typical worst wake-up, and a tenth of the
+    // stall's worst: a host hiccup of 1.6 ms does not explain a target
+    // that stopped answering for 300 ms (a host freeze of that length
+    // makes the observer late by about as much).
+    if worst < 1e6 || worst < FACTOR * baseline || worst < stall.max as f64 / 10.0 {
         return None;
     }
     let ns = crate::units::format_ns;
@@ -448,6 +451,43 @@ mod tests {
         assert_eq!(
             counter_hints(&counters(&io2, &[0; 10]), &stall(5.0, 6.0)).len(),
             1
+        );
+    }
+
+    #[test]
+    fn the_host_is_blamed_only_when_its_own_lateness_explains_the_stall() {
+        // cauda's observer wakes 96 µs late, and 1.6 ms late in second 5.
+        let points: Vec<IntervalPoint> = (0..10)
+            .map(|k| IntervalPoint {
+                start_s: k as f64,
+                length_s: 1.0,
+                count: 1,
+                p50: 50_000,
+                p99: 96_000,
+                max: if k == 5 { 1_600_000 } else { 96_000 },
+                mean: 60_000.0,
+            })
+            .collect();
+        let with_max = |max: u64| Stall {
+            max,
+            ..stall(5.0, 6.0)
+        };
+        // A target that stopped answering for 300 ms: not the host's 1.6 ms.
+        assert!(self_hint(&points, &with_max(300_000_000)).is_none());
+        // A 5 ms stall the host's 1.6 ms can explain.
+        let hint = self_hint(&points, &with_max(5_000_000)).unwrap();
+        assert_eq!(hint.counter, "self.max");
+        assert_eq!(hint.value, 1_600_000.0);
+        // Outside the stall's seconds, nothing.
+        assert!(
+            self_hint(
+                &points,
+                &Stall {
+                    max: 5_000_000,
+                    ..stall(7.0, 8.0)
+                }
+            )
+            .is_none()
         );
     }
 }
