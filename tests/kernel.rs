@@ -422,6 +422,14 @@ fn without_privileges_or_with_a_wrong_device_nothing_is_measured() {
         &["kernel", "--device", "no-such-disk", "--runtime", "1s"],
         "not a block device",
     );
+    // A device without a request queue (zram here; device-mapper and md
+    // too) would give empty series: refused, naming what to watch.
+    if is_root() && Path::new("/sys/class/block/zram0").exists() {
+        refused(
+            &["kernel", "--device", "zram0", "--runtime", "1s"],
+            "zram0: it has no request queue of its own",
+        );
+    }
     refused(&["kernel"], "give --runtime, or a command");
     refused(
         &["kernel", "--runtime", "1s", "--hlog", "k.hlog"],
