@@ -5,9 +5,9 @@
 //! Measurement never waits for a scraper. The collector swaps a finished
 //! page in under a lock held only to replace a pointer; the server thread
 //! takes the pointer and writes at its own pace, under SCHED_IDLE, one
-//! connection at a time, each given 5 s in all (a
-//! scraper trickling its request or reading its answer a byte at a time
-//! is cut off). A slow or stuck scraper holds up only the next scrape.
+//! connection at a time, each given 5 s in all (a scraper trickling its
+//! request or reading its answer a byte at a time is cut off). A slow or
+//! stuck scraper holds up only the next scrape.
 //!
 //! A run that ends by itself waits for Prometheus to scrape its last
 //! interval (at most twice the gap seen between its scrapes, and never
@@ -427,8 +427,9 @@ mod tests {
             ..Page::default()
         });
         // A byte each 100 ms: every read is quick, the request never ends.
-        let mut slow = TcpStream::connect(endpoint.addr()).unwrap();
+        // (The clock starts before the connection, so before its deadline.)
         let began = Instant::now();
+        let mut slow = TcpStream::connect(endpoint.addr()).unwrap();
         let trickle = std::thread::spawn(move || {
             for byte in b"GET /metrics HTTP/1.1\r\nX: ".iter().cycle() {
                 if slow.write_all(&[*byte]).is_err() {

@@ -549,9 +549,6 @@ where
     Ok(Finished { run, path })
 }
 
-/// Waits until the wall clock reads `at` (ns since the epoch), in sleeps
-/// on the monotonic clock that end early for Ctrl-C; a time already past
-/// returns at once (the run records how late it began).
 /// A run that began later than its `--start-at` by more than 1 % of an
 /// interval (preparing took longer than the time given): its intervals
 /// are off those of the runs that began on time by that much, as `merge`
@@ -568,6 +565,9 @@ fn late_start(start_at: Option<u128>, started: u128, interval_ns: u64) -> Option
     })
 }
 
+/// Waits until the wall clock reads `at` (ns since the epoch), in sleeps
+/// on the monotonic clock that end early for Ctrl-C; a time already past
+/// returns at once (the run records how late it began).
 fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
     const STEP_NS: u128 = 50_000_000;
     let clock = MonotonicClock;
