@@ -220,10 +220,12 @@ int BPF_PROG(block_io_start, struct request *rq)
 	if (!cfg)
 		return 0;
 	/* Not ours: an entry left by an earlier use of this request (its
-	 * completion unseen) must not make this one count as ours. */
+	 * completion unseen) must not make this one count as ours; that
+	 * earlier use is counted as unseen, as below. */
 	if ((cfg->tgid && (bpf_get_current_pid_tgid() >> 32) != cfg->tgid) ||
 	    (cfg->dev && !on_device(rq, cfg->dev))) {
-		bpf_map_delete_elem(&requests, &key);
+		if (!bpf_map_delete_elem(&requests, &key))
+			count_dropped(DROPPED_COMPLETION_UNSEEN);
 		return 0;
 	}
 	if (bpf_map_lookup_elem(&requests, &key))
