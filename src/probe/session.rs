@@ -550,18 +550,21 @@ where
 }
 
 /// A run that began later than its `--start-at` by more than 1 % of an
-/// interval (preparing took longer than the time given): its intervals
+/// interval (preparing took longer than the time given, or the CPUs were
+/// busy at that instant): its intervals
 /// are off those of the runs that began on time by that much, as `merge`
 /// will also say.
 fn late_start(start_at: Option<u128>, started: u128, interval_ns: u64) -> Option<Warning> {
     let late = started.saturating_sub(start_at?);
     (late * 100 > u128::from(interval_ns)).then(|| Warning {
         message: format!(
-            "the run began {} after --start-at (preparing took longer): its intervals are that \
-             far off those of runs that began on time",
+            "the run began {} after --start-at (preparing took longer, or the CPUs were busy \
+             at that instant): its intervals are that far off those of runs that began on time",
             crate::units::format_ns(late as f64)
         ),
-        advice: "give --start-at more time than this host needs to prepare the probe".into(),
+        advice: "give --start-at more time than this host needs to prepare the probe, and \
+                 keep its CPUs free at that instant"
+            .into(),
     })
 }
 
