@@ -375,19 +375,15 @@ fn shards_against_one_run() -> Result<(), Vec<String>> {
     };
     assert_eq!(count(&merged), count(&files[0]) + count(&files[1]));
 
-    let out = cauda()
-        .args(["compare", "--json", "--confidence", "0.999"])
-        .args(["--resamples", "2000"])
-        .arg(&files[2])
-        .arg(&merged)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let judged = common::json_stdout(
+        cauda()
+            .args(["compare", "--json", "--confidence", "0.999"])
+            .args(["--resamples", "2000"])
+            .arg(&files[2])
+            .arg(&merged)
+            .output()
+            .unwrap(),
     );
-    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = judged["rows"].as_array().unwrap();
     let mut differ = Vec::new();
     for metric in ["count", "p50", "p90", "p99"] {

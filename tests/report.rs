@@ -13,17 +13,14 @@ use serde_json::Value;
 /// Runs `cauda report ARGS -o DIR/report.html` and returns the page.
 fn report(dir: &Path, args: &[&std::ffi::OsStr]) -> String {
     let out = dir.join("report.html");
-    let result = cauda()
-        .arg("report")
-        .args(args)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
+    common::succeeded(
+        cauda()
+            .arg("report")
+            .args(args)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap(),
     );
     std::fs::read_to_string(out).unwrap()
 }

@@ -86,7 +86,6 @@ struct Head {
     schema: Option<serde_json::Value>,
 }
 
-/// Parses a run file; `source` names it in errors, with line and column.
 /// Why a document with another `schema` is refused, and what to do.
 fn other_schema(source: &str, schema: Option<&str>) -> String {
     let kind = schema
@@ -109,6 +108,7 @@ fn other_schema(source: &str, schema: Option<&str>) -> String {
     }
 }
 
+/// Parses a run file; `source` names it in errors, with line and column.
 /// Also returns a warning when it was changed since cauda wrote it.
 pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
     let located = |e: &serde_json::Error| format!("{source}:{}:{}", e.line(), e.column());

@@ -551,9 +551,8 @@ where
 
 /// A run that began later than its `--start-at` by more than 1 % of an
 /// interval (preparing took longer than the time given, or the CPUs were
-/// busy at that instant): its intervals
-/// are off those of the runs that began on time by that much, as `merge`
-/// will also say.
+/// busy at that instant): its intervals are off those of the runs that
+/// began on time by that much, as `merge` will also say.
 fn late_start(start_at: Option<u128>, started: u128, interval_ns: u64) -> Option<Warning> {
     let late = started.saturating_sub(start_at?);
     (late * 100 > u128::from(interval_ns)).then(|| Warning {
