@@ -389,9 +389,10 @@ fn encodings(series: &[Series]) -> Vec<Vec<Option<String>>> {
 /// A merged interval's start and its members' intervals (member, index).
 type Slot = (u64, Vec<(usize, usize)>);
 
-/// Merges the members' intervals of each slot: counts add up in a dense array indexed by bucket, reused from
-/// slot to slot, so each bucket costs an addition (a one-hour run of ten
-/// hosts has some 14 million).
+/// Merges the members' intervals of each slot: counts add up in a dense
+/// array indexed by bucket, reused from slot to slot, so each bucket costs
+/// an addition (a one-hour run of ten hosts has some 14 million); a bit
+/// per bucket marks the occupied ones, read back in order.
 fn merge_slots(
     tag: &str,
     members: &[(&str, &Series)],
@@ -399,7 +400,7 @@ fn merge_slots(
 ) -> Result<Vec<IntervalRecord>> {
     use crate::record::histogram::{bucket_index, bucket_top};
     let mut counts = vec![0u64; bucket_index(u64::MAX) + 1];
-    let mut touched: Vec<usize> = Vec::new();
+    let mut occupied = vec![0u64; counts.len().div_ceil(64)];
     let mut pairs: Vec<(usize, u64)> = Vec::new();
     let mut out = Vec::with_capacity(slots.len());
     for (start, parts) in slots {
@@ -417,16 +418,19 @@ fn merge_slots(
                 .map_err(|e| input_error(format!("{source}: series '{tag}', interval {i}: {e}")))?;
             stats.merge(&interval.stats());
             for &(at, count) in pairs.iter().filter(|&&(_, count)| count > 0) {
-                if counts[at] == 0 {
-                    touched.push(at);
-                }
+                occupied[at / 64] |= 1 << (at % 64);
                 counts[at] = counts[at].saturating_add(count);
             }
         }
-        touched.sort_unstable();
-        let entries = touched
-            .drain(..)
-            .map(|at| (bucket_top(at), std::mem::take(&mut counts[at])));
+        let occupied_at = occupied.iter_mut().enumerate().flat_map(|(word_at, word)| {
+            let mut bits = std::mem::take(word);
+            std::iter::from_fn(move || {
+                let at = word_at * 64 + bits.trailing_zeros() as usize;
+                bits &= bits.wrapping_sub(1);
+                (at < (word_at + 1) * 64).then_some(at)
+            })
+        });
+        let entries = occupied_at.map(|at| (bucket_top(at), std::mem::take(&mut counts[at])));
         out.push(IntervalRecord::from_buckets(
             *start, length_ns, &stats, entries,
         ));

@@ -112,28 +112,35 @@ fn other_schema(source: &str, schema: Option<&str>) -> String {
 /// Also returns a warning when it was changed since cauda wrote it.
 pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
     let located = |e: &serde_json::Error| format!("{source}:{}:{}", e.line(), e.column());
-    let head: Head = serde_json::from_str(text).map_err(|e| {
-        input_error(format!(
-            "{}: not valid JSON ({e}); expected a cauda run file",
-            located(&e)
-        ))
-    })?;
-    match head.schema.as_ref().map(|s| s.as_str()) {
-        Some(Some(RUN_SCHEMA)) => {}
-        Some(other) => return Err(input_error(other_schema(source, other))),
-        None => {
-            return Err(input_error(format!(
-                "{source}: a JSON document without a \"schema\" field; expected a cauda run file \
-                 ({RUN_SCHEMA})"
-            )));
+    // The whole file is parsed once; only a file that is not a run file
+    // of this schema is read again, for its schema, to say what it is.
+    let mut run = match serde_json::from_str::<RunFile>(text) {
+        Ok(run) if run.schema == RUN_SCHEMA => run,
+        parsed => {
+            let head: Head = serde_json::from_str(text).map_err(|e| {
+                input_error(format!(
+                    "{}: not valid JSON ({e}); expected a cauda run file",
+                    located(&e)
+                ))
+            })?;
+            match head.schema.as_ref().map(|s| s.as_str()) {
+                Some(Some(RUN_SCHEMA)) => {}
+                Some(other) => return Err(input_error(other_schema(source, other))),
+                None => {
+                    return Err(input_error(format!(
+                        "{source}: a JSON document without a \"schema\" field; expected a cauda \
+                         run file ({RUN_SCHEMA})"
+                    )));
+                }
+            }
+            parsed.map_err(|e| {
+                input_error(format!(
+                    "{}: not a valid {RUN_SCHEMA} run file: {e}",
+                    located(&e)
+                ))
+            })?
         }
-    }
-    let mut run: RunFile = serde_json::from_str(text).map_err(|e| {
-        input_error(format!(
-            "{}: not a valid {RUN_SCHEMA} run file: {e}",
-            located(&e)
-        ))
-    })?;
+    };
     for (i, series) in run.series.iter().enumerate() {
         if series.unit != "ns" {
             return Err(input_error(format!(
@@ -197,6 +204,27 @@ mod tests {
         assert!(!foreign.contains("upgrade"), "{foreign}");
         let odd = other_schema("y.json", None);
         assert!(odd.contains("'(not a string)'"), "{odd}");
+    }
+
+    /// A run file is parsed once; what is not one of this schema is named
+    /// from its schema, what is one but damaged by its own error.
+    #[test]
+    fn parse_says_what_a_document_is() {
+        let run = crate::formats::export::run_around(&[], Vec::new()).unwrap();
+        let text = String::from_utf8(super::to_bytes(&run).unwrap()).unwrap();
+        assert!(super::parse("ok.json", &text).unwrap().1.is_none());
+        let err = |text: &str| super::parse("x.json", text).unwrap_err().to_string();
+        let newer = text.replace("\"cauda.run/1\"", "\"cauda.run/2\"");
+        assert!(err(&newer).contains("upgrade cauda"), "{}", err(&newer));
+        let damaged = text.replace("\"probe\":\"import\",", "");
+        assert!(
+            err(&damaged).contains("not a valid cauda.run/1 run file: missing field `probe`"),
+            "{}",
+            err(&damaged)
+        );
+        assert!(err("{\"a\":1}").contains("without a \"schema\" field"));
+        assert!(err("{\"schema\":5}").contains("'(not a string)'"));
+        assert!(err("{\"schema\":").contains("x.json:1:10: not valid JSON"));
     }
 
     /// Values a disk run wrote whose default (fast) parse by serde_json is
