@@ -31,6 +31,10 @@
 # --metrics-listen and a scraper asking for the protobuf page every second
 # (curl; fifteen times as often as Prometheus's common 15 s),
 # "off" the same run without the endpoint; the observers stay on in both.
+# A "cost" row per configuration gives the CPU cauda's own threads used per
+# second of run (the run files' `observers`) with and without it, and the
+# endpoint's server thread alone: a probe cannot lose more throughput to
+# the endpoint than the CPU it takes.
 #
 # usage: [COMPARE=observers|metrics] bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
 set -euo pipefail
@@ -114,9 +118,13 @@ rate = s["count"] / (run["duration_ns"] / 1e9)
 where = "probe@" + cpus + (",serve@" + serve.split()[0] if serve else "")
 obs = ",".join("%s@%s" % (o["thread"].removeprefix("cauda-"), "+".join(map(str, o["cpus"])))
                for o in run.get("observers", []))
-wakeups = sum(o.get("wakeups", 0) for o in run.get("observers", [])) / (run["duration_ns"] / 1e9)
+seconds = run["duration_ns"] / 1e9
+wakeups = sum(o.get("wakeups", 0) for o in run.get("observers", [])) / seconds
+cpu = lambda os: sum(o["cpu_ns"] for o in os) / 1e6 / seconds
+endpoint = [o for o in run.get("observers", []) if o["thread"] == "cauda-metrics"]
 print(name, mode, rnd, "%.3f" % (p["50"] / 1e3), "%.3f" % (p["99"] / 1e3),
-      "%.3f" % (p["99.9"] / 1e3), "%.1f" % rate, where, obs or "-", "%.1f" % wakeups)
+      "%.3f" % (p["99.9"] / 1e3), "%.1f" % rate, where, obs or "-", "%.1f" % wakeups,
+      "%.4f" % cpu(run.get("observers", [])), "%.4f" % cpu(endpoint))
 ' "$name" "$tag" "$mode" "$round" "$serve" "$cpus" "$run"
 }
 
@@ -132,7 +140,7 @@ if [[ $compare == metrics ]]; then
     scraper_pid=$!
 fi
 echo "# cauda $("$cauda" --version | cut -d' ' -f2), $rounds rounds of $runtime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); comparing: $compare (default = with it, off = without)"
-echo "# config mode round p50_us p99_us p99.9_us values/s placement observers wakeups/s"
+echo "# config mode round p50_us p99_us p99.9_us values/s placement observers wakeups/s observers_cpu_ms/s endpoint_cpu_ms/s"
 for c in "${configs[@]}"; do
     serve=$(cut -d'|' -f3 <<<"$c")
     [[ -n $serve ]] && start_serve $serve
@@ -192,6 +200,14 @@ for c in configs:
                 verdict = "unresolved"
     verdicts[c] = verdict
     print("%-22s %-8s %19s %19s %19s %19s  %s" % (c, "ratio", *cells, verdict))
+    # What cauda's own threads used, per second of run: the endpoint's
+    # server, and all of them (the collector builds the pages) with and
+    # without it. A probe cannot lose more throughput to them than the
+    # CPU they take from it.
+    use = {m: statistics.median(float(p[m][10]) for p in pairs) for m in ("default", "off")}
+    served = statistics.median(float(p["default"][11]) for p in pairs)
+    print("%-22s %-8s threads' CPU %.3f ms/s with, %.3f without (%+.3f); the endpoint's thread %.3f ms/s (%.4f %% of one CPU)" % (
+        c, "cost", use["default"], use["off"], use["default"] - use["off"], served, served / 10))
 print()
 print("rounds per row: %d; ratio = median of per-round default/off [95%% CI]" % min(
     sum(1 for r in rows if r[0] == c and r[1] == "off") for c in configs))

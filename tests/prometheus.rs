@@ -186,6 +186,16 @@ fn prometheus_scrapes_native_histograms_that_agree_with_analyze() {
         run_file["series"][0]["intervals"].as_array().unwrap().len(),
         "the last interval was scraped"
     );
+    // The endpoint's thread is counted with cauda's other threads: it woke
+    // about once a scrape (Prometheus's scrape_interval here is 1 s).
+    let observers = run_file["observers"].as_array().unwrap();
+    let metrics = observers
+        .iter()
+        .find(|o| o["thread"] == "cauda-metrics")
+        .unwrap_or_else(|| panic!("cauda-metrics in {observers:?}"));
+    let wakeups = metrics["wakeups"].as_u64().unwrap();
+    assert!((2..=40).contains(&wakeups), "{metrics}");
+    assert!(metrics["cpu_ns"].as_u64().unwrap() > 0, "{metrics}");
 }
 
 #[test]

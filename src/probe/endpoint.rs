@@ -23,6 +23,8 @@ use anyhow::{Context, Result};
 
 use crate::error::input_error;
 use crate::formats::prometheus;
+use crate::model::Observer;
+use crate::probe::observers;
 use crate::record::StopFlag;
 
 /// A page, ready to send in either format.
@@ -88,6 +90,8 @@ struct Scrapes {
 struct Shared {
     source: Source,
     scrapes: Mutex<Scrapes>,
+    /// The server thread's use so far (taken after each connection).
+    used: Mutex<Option<Observer>>,
     scraped: Condvar,
     closing: AtomicBool,
 }
@@ -99,6 +103,9 @@ pub struct Endpoint {
     addr: SocketAddr,
     shared: Arc<Shared>,
 }
+
+/// The server thread's name.
+const THREAD: &str = "cauda-metrics";
 
 /// How long a scraper may take, in all, to send its request and read the
 /// answer.
@@ -124,12 +131,13 @@ impl Endpoint {
         let shared = Arc::new(Shared {
             source,
             scrapes: Mutex::new(Scrapes::default()),
+            used: Mutex::new(None),
             scraped: Condvar::new(),
             closing: AtomicBool::new(false),
         });
         let serving = shared.clone();
         std::thread::Builder::new()
-            .name("cauda-metrics".into())
+            .name(THREAD.into())
             .spawn(move || {
                 // Scrapes wait for the probe's idle moments.
                 let _ = crate::sys::set_idle_policy(true);
@@ -137,6 +145,13 @@ impl Endpoint {
             })
             .context("cannot start the metrics endpoint's thread")?;
         Ok(Endpoint { addr, shared })
+    }
+
+    /// What its server thread has used so far (CPU time, wake-ups: about
+    /// one a scrape), as of its last connection; for the run file's
+    /// `observers`.
+    pub fn observer(&self) -> Option<Observer> {
+        self.shared.used.lock().ok()?.clone()
     }
 
     /// The address it listens on (the port chosen when 0 was asked).
@@ -200,6 +215,12 @@ impl Drop for Endpoint {
 }
 
 fn serve(listener: &TcpListener, shared: &Shared) {
+    let account = || {
+        if let Ok(mut used) = shared.used.lock() {
+            *used = Some(observers::leave(THREAD));
+        }
+    };
+    account();
     for stream in listener.incoming() {
         if shared.closing.load(Ordering::Acquire) {
             return;
@@ -219,6 +240,7 @@ fn serve(listener: &TcpListener, shared: &Shared) {
             shared.scraped.notify_all();
         }
         let _ = stream.stream.shutdown(Shutdown::Both);
+        account();
     }
 }
 
@@ -385,6 +407,10 @@ mod tests {
             ),
         );
         assert!(pb.ends_with("\r\n\r\nPB"), "{pb}");
+        // Its thread's use is there for the run file, as of a scrape.
+        let used = endpoint.observer().expect("counted after a scrape");
+        assert_eq!(used.thread, "cauda-metrics");
+        assert!(used.cpu_ns > 0 && !used.cpus.is_empty(), "{used:?}");
         assert!(get(endpoint.addr(), "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
         assert!(get(endpoint.addr(), "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
     }

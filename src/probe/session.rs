@@ -518,6 +518,9 @@ where
         observers: observers.threads,
         integrity: None,
     };
+    // The endpoint's thread as of its last scrape during the run.
+    run.observers
+        .extend(live.as_ref().and_then(|(endpoint, _)| endpoint.observer()));
     let completed = complete(&mut run);
     let bytes = crate::formats::runfile::to_bytes(&run)?;
     output::write_checked(&path, run_checked, &bytes)
