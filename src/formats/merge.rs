@@ -19,12 +19,13 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use super::export::run_with_summary;
-use crate::analyze::summary::series_summaries;
+use crate::analyze::quantile::Percentile;
+use crate::analyze::summary::summarize;
 use crate::error::input_error;
 use crate::model::Loaded;
-use crate::model::series::HistogramData;
-use crate::model::{IntervalRecord, RunFile, Series, Warning};
-use crate::record::ExactStats;
+use crate::model::encoding::encode_buckets;
+use crate::model::{IntervalRecord, RunFile, Series, SeriesSummary, Warning};
+use crate::record::{ExactStats, LatencyHistogram};
 
 /// How merged series are named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -122,24 +123,16 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
         }
     }
     let grid = Grid::of(inputs);
+    let percentiles = Percentile::defaults();
     let mut merged_series = Vec::with_capacity(groups.len());
+    let mut summary = Vec::with_capacity(groups.len());
     for (tag, members) in groups {
-        merged_series.push(merge_group(&tag, &members, &grid)?);
-    }
-    // The summaries are made while the CPUs encode the histograms.
-    let (summary, encoded) = std::thread::scope(|scope| {
-        let encoding = scope.spawn(|| encodings(&merged_series));
-        let summary = series_summaries(&merged_series);
-        (summary, encoding.join())
-    });
-    let summary = summary.map_err(input_error)?;
-    let encoded = encoded.unwrap_or_else(|e| std::panic::resume_unwind(e));
-    for (series, texts) in merged_series.iter_mut().zip(encoded) {
-        for (interval, text) in series.intervals.iter_mut().zip(texts) {
-            if let Some(text) = text {
-                interval.histogram = HistogramData::Encoded(text);
-            }
-        }
+        let (series, total) = merge_group(&tag, &members, &grid)?;
+        summary.push(SeriesSummary {
+            tag,
+            summary: summarize(&total, &percentiles),
+        });
+        merged_series.push(series);
     }
     let mut run = run_with_summary(inputs, merged_series, summary);
     run.probe = "merge".into();
@@ -277,7 +270,12 @@ impl Grid {
     }
 }
 
-fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Series> {
+/// The merged series of one tag, and its whole run as one histogram.
+fn merge_group(
+    tag: &str,
+    members: &[(&str, &Series)],
+    grid: &Grid,
+) -> Result<(Series, LatencyHistogram)> {
     let (first_source, first) = members[0];
     let mut spans: Vec<(u64, &str)> = Vec::new();
     let mut longest: Option<(u64, &str)> = None;
@@ -365,42 +363,30 @@ fn merge_group(tag: &str, members: &[(&str, &Series)], grid: &Grid) -> Result<Se
     let runs: Vec<&[Slot]> = slots.chunks(256).collect();
     let merged = crate::sys::map_parallel(&runs, |part| merge_slots(tag, members, part));
     let mut out = Series::new(tag.to_string(), first.measured_from);
+    let mut total = LatencyHistogram::new();
     for part in merged {
-        out.intervals.extend(part?);
+        let (intervals, whole) = part?;
+        out.intervals.extend(intervals);
+        total.add(&whole);
     }
-    Ok(out)
-}
-
-/// The encoding of every histogram held sparse (`None` for one already
-/// encoded), the CPUs sharing the work: the run file's writer would
-/// otherwise encode them one by one.
-fn encodings(series: &[Series]) -> Vec<Vec<Option<String>>> {
-    series
-        .iter()
-        .map(|s| {
-            crate::sys::map_parallel(&s.intervals, |i| match &i.histogram {
-                HistogramData::Sparse(_) => Some(i.histogram.encoded().into_owned()),
-                HistogramData::Encoded(_) => None,
-            })
-        })
-        .collect()
+    Ok((out, total))
 }
 
 /// A merged interval's start and its members' intervals (member, index).
 type Slot = (u64, Vec<(usize, usize)>);
 
-/// Merges the members' intervals of each slot: counts add up in a dense
-/// array indexed by bucket, reused from slot to slot, so each bucket costs
-/// an addition (a one-hour run of ten hosts has some 14 million); a bit
-/// per bucket marks the occupied ones, read back in order.
+/// Merges the members' intervals of each slot, each bucket an addition
+/// (a one-hour run of ten hosts has some 14 million), and encodes each
+/// merged interval's histogram; also returns the slots all together as one
+/// histogram, for the series' summary.
 fn merge_slots(
     tag: &str,
     members: &[(&str, &Series)],
     slots: &[Slot],
-) -> Result<Vec<IntervalRecord>> {
-    use crate::record::histogram::{bucket_index, bucket_top};
-    let mut counts = vec![0u64; bucket_index(u64::MAX) + 1];
-    let mut occupied = vec![0u64; counts.len().div_ceil(64)];
+) -> Result<(Vec<IntervalRecord>, LatencyHistogram)> {
+    use crate::record::histogram::bucket_top;
+    let (mut slot, mut all) = (Tally::new(), Tally::new());
+    let mut all_stats = ExactStats::default();
     let mut pairs: Vec<(usize, u64)> = Vec::new();
     let mut out = Vec::with_capacity(slots.len());
     for (start, parts) in slots {
@@ -418,24 +404,62 @@ fn merge_slots(
                 .map_err(|e| input_error(format!("{source}: series '{tag}', interval {i}: {e}")))?;
             stats.merge(&interval.stats());
             for &(at, count) in pairs.iter().filter(|&&(_, count)| count > 0) {
-                occupied[at / 64] |= 1 << (at % 64);
-                counts[at] = counts[at].saturating_add(count);
+                slot.add(at, count);
             }
         }
-        let occupied_at = occupied.iter_mut().enumerate().flat_map(|(word_at, word)| {
-            let mut bits = std::mem::take(word);
-            std::iter::from_fn(move || {
-                let at = word_at * 64 + bits.trailing_zeros() as usize;
-                bits &= bits.wrapping_sub(1);
-                (at < (word_at + 1) * 64).then_some(at)
-            })
-        });
-        let entries = occupied_at.map(|at| (bucket_top(at), std::mem::take(&mut counts[at])));
-        out.push(IntervalRecord::from_buckets(
-            *start, length_ns, &stats, entries,
+        let text = encode_buckets(slot.drain().inspect(|&(at, count)| all.add(at, count)));
+        all_stats.merge(&stats);
+        out.push(IntervalRecord::from_encoded(
+            *start, length_ns, &stats, text,
         ));
     }
-    Ok(out)
+    let buckets: Vec<_> = all
+        .drain()
+        .map(|(at, count)| (bucket_top(at), count))
+        .collect();
+    let mut whole = LatencyHistogram::new();
+    whole.add_sparse(&buckets, &all_stats);
+    Ok((out, whole))
+}
+
+/// Counts added up by bucket index in a dense array, a bit per bucket
+/// marking the occupied ones, read back in order without a sort.
+struct Tally {
+    counts: Vec<u64>,
+    occupied: Vec<u64>,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        let buckets = crate::record::histogram::bucket_index(u64::MAX) + 1;
+        Tally {
+            counts: vec![0; buckets],
+            occupied: vec![0; buckets.div_ceil(64)],
+        }
+    }
+
+    fn add(&mut self, at: usize, count: u64) {
+        self.occupied[at / 64] |= 1 << (at % 64);
+        self.counts[at] = self.counts[at].saturating_add(count);
+    }
+
+    /// The occupied (index, count) pairs in increasing index, each taken
+    /// out: the tally is empty after.
+    fn drain(&mut self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let counts = &mut self.counts;
+        self.occupied
+            .iter_mut()
+            .enumerate()
+            .flat_map(|(word_at, word)| {
+                let mut bits = std::mem::take(word);
+                std::iter::from_fn(move || {
+                    let at = word_at * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits.wrapping_sub(1);
+                    (at < (word_at + 1) * 64).then_some(at)
+                })
+            })
+            .map(|at| (at, std::mem::take(&mut counts[at])))
+    }
 }
 
 #[cfg(test)]
@@ -477,6 +501,33 @@ mod tests {
         assert_eq!(merged.stats().count, 8);
         assert_eq!(merged.stats().sum, 1 + 2 + 3 + 10 + 4 + 20 + 30 + 7);
         assert_eq!(run.summary[0].summary.max, 30);
+    }
+
+    /// The summary made from the merged runs of intervals is the one made
+    /// again from the merged series (more intervals than one run holds).
+    #[test]
+    fn the_summary_is_that_of_the_merged_intervals() {
+        let mut rng = crate::record::schedule::SplitMix64::new(7);
+        let mut values = |n: usize| -> Vec<Vec<u64>> {
+            (0..n)
+                .map(|i| (0..i % 9).map(|_| 1 + rng.next_u64() % 5_000_000).collect())
+                .collect()
+        };
+        let (a, b) = (values(700), values(650));
+        fn slices(v: &[Vec<u64>]) -> Vec<&[u64]> {
+            v.iter().map(|x| x.as_slice()).collect()
+        }
+        let inputs = [
+            input("a.json", &slices(&a), 1_000),
+            input("b.json", &slices(&b), 1_000),
+        ];
+        let run = merge(&inputs, TagBy::Tag).unwrap();
+        assert_eq!(run.series[0].intervals.len(), 700);
+        let again = crate::analyze::summary::series_summaries(&run.series).unwrap();
+        assert_eq!(run.summary, again);
+        let all = a.iter().chain(&b).flatten();
+        assert_eq!(run.summary[0].summary.max, *all.clone().max().unwrap());
+        assert_eq!(run.summary[0].summary.count, all.count() as u64);
     }
 
     #[test]

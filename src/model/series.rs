@@ -167,6 +167,26 @@ impl IntervalRecord {
         }
     }
 
+    /// An interval of these statistics whose histogram is already encoded
+    /// (what [`encoding::encode_buckets`] made of its buckets).
+    pub fn from_encoded(
+        start_ns: u64,
+        length_ns: u64,
+        stats: &crate::record::ExactStats,
+        text: String,
+    ) -> Self {
+        IntervalRecord {
+            start_ns,
+            length_ns,
+            count: stats.count,
+            min: stats.min,
+            max: stats.max,
+            sum: stats.sum,
+            clamped: stats.clamped,
+            histogram: HistogramData::Encoded(text),
+        }
+    }
+
     /// An interval in which nothing completed (no histogram allocated).
     pub fn empty(start_ns: u64, length_ns: u64) -> Self {
         IntervalRecord {
