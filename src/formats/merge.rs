@@ -23,7 +23,7 @@ use crate::analyze::quantile::Percentile;
 use crate::analyze::summary::summarize;
 use crate::error::input_error;
 use crate::model::Loaded;
-use crate::model::encoding::encode_buckets;
+use crate::model::encoding::{Effort, encode_buckets};
 use crate::model::{IntervalRecord, RunFile, Series, SeriesSummary, Warning};
 use crate::record::{ExactStats, LatencyHistogram};
 
@@ -407,7 +407,9 @@ fn merge_slots(
                 slot.add(at, count);
             }
         }
-        let text = encode_buckets(slot.drain().inspect(|&(at, count)| all.add(at, count)));
+        // The user waits for a merge: its histograms are deflated fast.
+        let summed = slot.drain().inspect(|&(at, count)| all.add(at, count));
+        let text = encode_buckets(summed, Effort::Fast);
         all_stats.merge(&stats);
         out.push(IntervalRecord::from_encoded(
             *start, length_ns, &stats, text,

@@ -14,6 +14,7 @@ use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 
 use super::zlib;
+pub use super::zlib::Effort;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 
 /// Encodes a histogram as V2-deflate base64.
@@ -33,8 +34,9 @@ pub fn encode(hist: &Histogram<u64>) -> String {
 /// Encodes cauda-shape buckets, (counts index, count) pairs in increasing
 /// index, as V2-deflate base64: the plain V2 bytes are those [`encode`]
 /// writes for the histogram holding them (tested), made without building
-/// that histogram, and deflated by one compressor per thread.
-pub fn encode_buckets(pairs: impl IntoIterator<Item = (usize, u64)>) -> String {
+/// that histogram, and deflated by one compressor per thread with
+/// `effort`.
+pub fn encode_buckets(pairs: impl IntoIterator<Item = (usize, u64)>, effort: Effort) -> String {
     use crate::record::histogram::{HIGHEST_NS, LOWEST_NS, SIGNIFICANT_DIGITS};
     // Counts from index 0 to the last occupied one.
     let mut payload = Vec::with_capacity(256);
@@ -52,7 +54,7 @@ pub fn encode_buckets(pairs: impl IntoIterator<Item = (usize, u64)>) -> String {
     let mut out = Vec::with_capacity(plain.len() / 2 + 64);
     out.extend_from_slice(&V2_DEFLATE_COOKIE.to_be_bytes());
     out.extend_from_slice(&0u32.to_be_bytes()); // deflated length, below
-    zlib::deflate_into(&plain, &mut out);
+    zlib::deflate_into(&plain, &mut out, effort);
     let deflated = (out.len() - 8) as u32;
     out[4..8].copy_from_slice(&deflated.to_be_bytes());
     STANDARD.encode(out)
@@ -604,7 +606,7 @@ mod tests {
                 .iter_recorded()
                 .map(|b| (bucket_index(b.value_iterated_to()), b.count_at_value()));
             proptest::prop_assert_eq!(
-                plain_encoding(&encode_buckets(pairs)).unwrap(),
+                plain_encoding(&encode_buckets(pairs, Effort::Small)).unwrap(),
                 plain_encoding(&encode(&h)).unwrap()
             );
         }
@@ -620,7 +622,7 @@ mod tests {
                 .iter_recorded()
                 .map(|b| (bucket_index(b.value_iterated_to()), b.count_at_value()));
             assert_eq!(
-                plain_encoding(&encode_buckets(pairs)).unwrap(),
+                plain_encoding(&encode_buckets(pairs, Effort::Small)).unwrap(),
                 plain_encoding(&encode(&h)).unwrap(),
                 "{values:?}"
             );

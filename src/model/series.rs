@@ -84,6 +84,7 @@ impl HistogramData {
             HistogramData::Encoded(text) => std::borrow::Cow::Borrowed(text),
             HistogramData::Sparse(packed) => std::borrow::Cow::Owned(encoding::encode_buckets(
                 crate::record::buckets::PackedPairs::new(packed),
+                encoding::Effort::Small,
             )),
         }
     }
