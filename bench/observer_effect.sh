@@ -153,9 +153,10 @@ for c in "${configs[@]}"; do
     stop_serve
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$tmp/all" <<'PY'
+python3 - "$tmp/all" "$compare" <<'PY'
 import math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
+compare = sys.argv[2]
 configs = list(dict.fromkeys(r[0] for r in rows))
 metrics = ["p50", "p99", "p99.9", "values/s"]
 goal = {"p50": 0.02, "p99": 0.05, "p99.9": 0.10, "values/s": 0.01}
@@ -204,6 +205,8 @@ for c in configs:
     # server, and all of them (the collector builds the pages) with and
     # without it. A probe cannot lose more throughput to them than the
     # CPU they take from it.
+    if compare != "metrics":
+        continue
     use = {m: statistics.median(float(p[m][10]) for p in pairs) for m in ("default", "off")}
     served = statistics.median(float(p["default"][11]) for p in pairs)
     print("%-22s %-8s threads' CPU %.3f ms/s with, %.3f without (%+.3f); the endpoint's thread %.3f ms/s (%.4f %% of one CPU)" % (

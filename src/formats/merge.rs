@@ -446,7 +446,8 @@ impl Tally {
     }
 
     /// The occupied (index, count) pairs in increasing index, each taken
-    /// out: the tally is empty after.
+    /// out: the tally is empty once they have all been read (a word's
+    /// marks go as it is reached, so stop early and its counts stay).
     fn drain(&mut self) -> impl Iterator<Item = (usize, u64)> + '_ {
         let counts = &mut self.counts;
         self.occupied
@@ -530,6 +531,20 @@ mod tests {
         let all = a.iter().chain(&b).flatten();
         assert_eq!(run.summary[0].summary.max, *all.clone().max().unwrap());
         assert_eq!(run.summary[0].summary.count, all.count() as u64);
+    }
+
+    #[test]
+    fn a_tally_gives_its_buckets_in_order_and_is_empty_after() {
+        let mut tally = Tally::new();
+        let last = tally.counts.len() - 1;
+        for _ in 0..2 {
+            for (at, count) in [(64, 1), (0, 2), (last, 3), (63, 4), (64, 5), (1000, 6)] {
+                tally.add(at, count);
+            }
+            let pairs: Vec<_> = tally.drain().collect();
+            assert_eq!(pairs, [(0, 2), (63, 4), (64, 6), (1000, 6), (last, 3)]);
+            assert!(tally.counts.iter().chain(&tally.occupied).all(|&n| n == 0));
+        }
     }
 
     #[test]

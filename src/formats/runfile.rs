@@ -78,8 +78,9 @@ fn changed_since_written(source: &str, text: &str, run: &mut RunFile) -> Result<
     Ok(warning)
 }
 
-/// Just the schema, read first so a file of another schema gets that
-/// answer rather than a list of missing fields.
+/// Just the schema, read when a document is not a run file of this schema
+/// (or not one at all), so that a file of another schema gets that answer
+/// rather than a list of missing fields.
 #[derive(serde::Deserialize)]
 struct Head {
     #[serde(default)]
@@ -133,6 +134,7 @@ pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
                     )));
                 }
             }
+            // Its schema is this one, so the whole parse failed: say why.
             parsed.map_err(|e| {
                 input_error(format!(
                     "{}: not a valid {RUN_SCHEMA} run file: {e}",

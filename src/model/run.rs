@@ -57,7 +57,8 @@ impl Tool {
 /// One of cauda's own threads that ran beside the probe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observer {
-    /// The thread's name (`cauda-observer`, `cauda-collector`).
+    /// The thread's name (`cauda-observer`, `cauda-collector`, and with
+    /// `--metrics-listen` `cauda-metrics`).
     pub thread: String,
     /// The CPUs it was allowed to run on.
     pub cpus: Vec<usize>,
@@ -164,7 +165,8 @@ pub struct RunFile {
     )]
     pub kernel: Option<crate::model::kernel::KernelReport>,
     /// cauda's own threads beside the probe's (the observer, which samples
-    /// the host and beats the `self` heartbeat, and the collector): where
+    /// the host and beats the `self` heartbeat, the collector, and the
+    /// metrics endpoint's server when there is one): where
     /// they ran, what they cost and how often they woke; absent in
     /// imported data and in files written before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

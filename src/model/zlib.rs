@@ -1,5 +1,5 @@
-//! zlib streams for stored histograms, with one compressor and one
-//! decompressor per thread: a new one per histogram costs more, zeroing
+//! zlib streams for stored histograms, with a compressor per effort and
+//! one decompressor per thread: a new one per histogram costs more, zeroing
 //! its tables, than deflating or inflating a histogram of a few hundred
 //! buckets. Whole streams go through libdeflate (the fastest here for
 //! small streams; a merge of ten one-hour runs inflates 72,000); a stream
@@ -25,22 +25,21 @@ pub enum Effort {
 /// zlib-deflates `plain` onto `out` with this thread's libdeflate
 /// compressor for `effort`.
 pub fn deflate_into(plain: &[u8], out: &mut Vec<u8>, effort: Effort) {
-    type Compressors = (libdeflater::Compressor, libdeflater::Compressor);
     thread_local! {
-        static COMPRESS: std::cell::RefCell<Option<Compressors>> = const { std::cell::RefCell::new(None) };
+        // Made at a thread's first use of each effort.
+        static COMPRESS: std::cell::RefCell<[Option<libdeflater::Compressor>; 2]> =
+            const { std::cell::RefCell::new([None, None]) };
     }
-    let level = |n| libdeflater::CompressionLvl::new(n).unwrap_or_default();
-    COMPRESS.with_borrow_mut(|pair| {
-        let (small, fast) = pair.get_or_insert_with(|| {
-            (
-                libdeflater::Compressor::new(level(4)),
-                libdeflater::Compressor::new(level(1)),
+    let (slot, level) = match effort {
+        Effort::Small => (0, 4),
+        Effort::Fast => (1, 1),
+    };
+    COMPRESS.with_borrow_mut(|compressors| {
+        let z = compressors[slot].get_or_insert_with(|| {
+            libdeflater::Compressor::new(
+                libdeflater::CompressionLvl::new(level).unwrap_or_default(),
             )
         });
-        let z = match effort {
-            Effort::Small => small,
-            Effort::Fast => fast,
-        };
         let at = out.len();
         out.resize(at + z.zlib_compress_bound(plain.len()), 0);
         match z.zlib_compress(plain, &mut out[at..]) {

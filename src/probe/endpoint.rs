@@ -90,7 +90,8 @@ struct Scrapes {
 struct Shared {
     source: Source,
     scrapes: Mutex<Scrapes>,
-    /// The server thread's use so far (taken after each connection).
+    /// The server thread's use so far (taken as it starts and after each
+    /// connection).
     used: Mutex<Option<Observer>>,
     scraped: Condvar,
     closing: AtomicBool,
@@ -148,8 +149,8 @@ impl Endpoint {
     }
 
     /// What its server thread has used so far (CPU time, wake-ups: about
-    /// one a scrape), as of its last connection; for the run file's
-    /// `observers`.
+    /// one a scrape), as of its last connection (or its start); for the
+    /// run file's `observers`.
     pub fn observer(&self) -> Option<Observer> {
         self.shared.used.lock().ok()?.clone()
     }

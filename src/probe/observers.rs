@@ -246,7 +246,8 @@ impl Placement {
     }
 }
 
-/// Run last on an observer thread: where it ran and what it used.
+/// What the calling thread, named `thread`, has used so far: where it may
+/// run, its CPU time and wake-ups (an observer thread calls it last).
 pub fn leave(thread: &str) -> Observer {
     Observer {
         thread: thread.into(),
