@@ -298,7 +298,9 @@ fn own_shape_counts_into(plain: &[u8], entries: &mut Vec<(usize, u64)>) -> Resul
         };
         let number = (raw >> 1) as i64 ^ -((raw & 1) as i64);
         let skip = number < 0;
-        if !skip && index > last {
+        // `&`, not `&&`: one branch, never taken for cauda's own histograms,
+        // rather than a branch on `skip`.
+        if !skip & (index > last) {
             // Beyond cauda's range: leave it to the full decoder.
             return Ok(false);
         }
