@@ -156,16 +156,12 @@ impl IntervalRecord {
         stats: &crate::record::ExactStats,
         entries: impl IntoIterator<Item = (u64, u64)>,
     ) -> Self {
-        IntervalRecord {
+        Self::of_stats(
             start_ns,
             length_ns,
-            count: stats.count,
-            min: stats.min,
-            max: stats.max,
-            sum: stats.sum,
-            clamped: stats.clamped,
-            histogram: HistogramData::Sparse(pack_entries(entries)),
-        }
+            stats,
+            HistogramData::Sparse(pack_entries(entries)),
+        )
     }
 
     /// An interval of these statistics whose histogram is already encoded
@@ -176,6 +172,16 @@ impl IntervalRecord {
         stats: &crate::record::ExactStats,
         text: String,
     ) -> Self {
+        Self::of_stats(start_ns, length_ns, stats, HistogramData::Encoded(text))
+    }
+
+    /// An interval of these statistics holding `histogram`.
+    fn of_stats(
+        start_ns: u64,
+        length_ns: u64,
+        stats: &crate::record::ExactStats,
+        histogram: HistogramData,
+    ) -> Self {
         IntervalRecord {
             start_ns,
             length_ns,
@@ -184,7 +190,7 @@ impl IntervalRecord {
             max: stats.max,
             sum: stats.sum,
             clamped: stats.clamped,
-            histogram: HistogramData::Encoded(text),
+            histogram,
         }
     }
 
