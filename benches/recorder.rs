@@ -9,7 +9,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cauda::model::MeasuredFrom;
-use cauda::probe::collector::{self, SeriesSpec};
+use cauda::probe::run::SeriesSpec;
+use cauda::probe::run::collector;
 use cauda::record::LatencyHistogram;
 use cauda::record::histogram::empty_hdr;
 

@@ -27,7 +27,7 @@ use anyhow::Result;
 use cli::{AnalyzeArgs, Cli, Command, CompareArgs, ConvertArgs, MergeArgs, TimerArgs};
 use error::Outcome;
 use model::{Format, Loaded};
-use probe::session::Destination;
+use probe::run::Destination;
 use record::StopFlag;
 
 /// Runs a parsed command line.
@@ -108,7 +108,6 @@ fn kernel(args: cli::KernelArgs) -> Result<Outcome> {
 }
 
 fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
-    probe::session::observe_by_default(!output.no_host_counters, !output.no_self_thread);
     let mut labels = std::collections::BTreeMap::new();
     for cli::Label(key, value) in &output.labels {
         if let Some(first) = labels.insert(key.clone(), value.clone()) {
@@ -118,9 +117,9 @@ fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
         }
     }
     if output.metrics_listen.is_some()
-        && let Some(key) = labels
-            .keys()
-            .find(|k| k.starts_with("__") || probe::live::RESERVED_LABELS.contains(&k.as_str()))
+        && let Some(key) = labels.keys().find(|k| {
+            k.starts_with("__") || probe::run::live::RESERVED_LABELS.contains(&k.as_str())
+        })
     {
         return Err(error::input_error(format!(
             "--label {key}: with --metrics-listen this name is cauda's own Prometheus label \
@@ -149,6 +148,8 @@ fn destination(output: &cli::RunOutputArgs) -> Result<Destination> {
             sources.dedup();
             sources
         },
+        host_counters: !output.no_host_counters,
+        self_heartbeat: !output.no_self_thread,
     })
 }
 
@@ -345,8 +346,8 @@ fn disk(args: cli::DiskArgs) -> Result<Outcome> {
 }
 
 /// Prints a finished run's warnings, its table and where it was saved.
-fn finish_run(finished: probe::session::Finished, quiet: bool) -> Result<Outcome> {
-    let probe::session::Finished { mut run, path } = finished;
+fn finish_run(finished: probe::run::Finished, quiet: bool) -> Result<Outcome> {
+    let probe::run::Finished { mut run, path } = finished;
     print_warnings(&run.warnings);
     let interrupted = run.interrupted;
     let source = path.display().to_string();

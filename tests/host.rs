@@ -595,8 +595,8 @@ fn a_write_storm_is_blamed_on_io_in_a_hint() {
 
 /// One 20 s run of the write loop with a 600 MB `dd` at 9 s; the run file's path.
 fn storm_run(dir: &Path) -> PathBuf {
-    use cauda::probe::collector::SeriesSpec;
-    use cauda::probe::session::{self, Destination, Observe, Plan};
+    use cauda::probe::run::SeriesSpec;
+    use cauda::probe::run::{self, Destination, Observe, Plan};
     use cauda::record::{Arrivals, Clock, MonotonicClock, Schedule, StopFlag};
     use std::io::Write;
 
@@ -629,6 +629,8 @@ fn storm_run(dir: &Path) -> PathBuf {
         start_at_unix_ns: None,
         metrics: None,
         kernel: Vec::new(),
+        host_counters: true,
+        self_heartbeat: true,
     };
     let storm_path = storm.clone();
     let dd = std::thread::spawn(move || {
@@ -640,7 +642,7 @@ fn storm_run(dir: &Path) -> PathBuf {
             .output()
             .unwrap()
     });
-    let finished = session::run_completing(
+    let finished = run::run_completing(
         plan,
         &observe,
         &destination,

@@ -372,7 +372,7 @@ pub struct RunOutputArgs {
     /// series as a native histogram (buckets 0.27 % wide; the run file
     /// stays exact), updated as each interval completes. PORT alone
     /// listens on loopback; give 0.0.0.0:PORT to be scraped from elsewhere.
-    #[arg(long, value_name = "ADDR", value_parser = crate::probe::endpoint::parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = crate::probe::run::endpoint::parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Also measure inside the kernel, during exactly this run, into series
     /// of the run file: `block` — the block layer's queue, device and total

@@ -114,6 +114,6 @@ pub struct ServeArgs {
     pub quiet: bool,
     /// Serve the responder's counters (replies, connections, drops) to
     /// Prometheus at http://ADDR/metrics. PORT alone listens on loopback.
-    #[arg(long, value_name = "ADDR", value_parser = crate::probe::endpoint::parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = crate::probe::run::endpoint::parse_listen)]
     pub metrics_listen: Option<std::net::SocketAddr>,
 }

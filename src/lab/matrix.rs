@@ -21,7 +21,7 @@ use crate::formats::merge::{self, TagBy};
 use crate::formats::{self, ReadOptions};
 use crate::model::Loaded;
 use crate::probe::broker::{self, Acks, BrokerConfig};
-use crate::probe::session::Destination;
+use crate::probe::run::Destination;
 use crate::record::StopFlag;
 use crate::units::{self, TimeUnit};
 

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::error::input_error;
 use crate::model::LoadMode;
 use crate::model::kernel::KernelSource;
-use crate::probe::session::{self, Destination, Finished, Observe, Plan};
+use crate::probe::run::{self, Destination, Finished, Observe, Plan};
 use crate::record::{Clock, MonotonicClock, StopFlag};
 use crate::sys;
 
@@ -137,7 +137,7 @@ pub fn run(
         }
         Ok(MonotonicClock.now())
     };
-    let finished = session::run_completing(
+    let finished = run::run_completing(
         plan,
         &observe,
         &destination,

@@ -1,16 +1,13 @@
-//! Probes: one module per kind of latency, all run by the same session
-//! (threads, start barrier, recorders, collector, run file).
+//! Probes: one module per kind of latency, all run by the same engine
+//! ([`run`]: threads, start barrier, recorders, collector, observers, the
+//! live view and the one write of the run file).
 
 pub mod broker;
-pub mod collector;
 pub mod disk;
-pub mod endpoint;
 pub mod hiccup;
 pub mod kernel;
-pub mod live;
 pub mod net;
-pub mod observers;
-pub mod session;
+pub mod run;
 pub mod timer;
 
 use crate::error::input_error;

@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, Warning};
-use crate::probe::collector::SeriesSpec;
-use crate::probe::session::{self, Destination, Finished, Plan};
+use crate::probe::run::SeriesSpec;
+use crate::probe::run::{self, Destination, Finished, Plan};
 use crate::record::{Arrivals, Clock, MonotonicClock, Schedule, Sink, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
@@ -296,7 +296,7 @@ pub fn run(config: &TimerConfig, destination: &Destination, stop: &StopFlag) -> 
             };
             Ok(end)
         };
-    let result = session::run(plan, destination, stop, prepare, body);
+    let result = run::run(plan, destination, stop, prepare, body);
     if locked {
         sys::unlock_memory();
     }

@@ -37,8 +37,8 @@ use self::stamp::STAMP_BYTES;
 use crate::error::input_error;
 use crate::model::broker::{BrokerReport, ClientSettings, TopicInfo};
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
-use crate::probe::collector::SeriesSpec;
-use crate::probe::session::{self, Destination, Finished, Plan};
+use crate::probe::run::SeriesSpec;
+use crate::probe::run::{self, Destination, Finished, Plan};
 use crate::record::{Arrivals, MonotonicClock, Recorder, StopFlag};
 use crate::units::format_duration_compact;
 
@@ -475,8 +475,8 @@ fn measure(
         });
         Ok(())
     };
-    let observe = session::Observe::default();
-    session::run_completing(plan, &observe, destination, stop, prepare, body, complete)
+    let observe = run::Observe::default();
+    run::run_completing(plan, &observe, destination, stop, prepare, body, complete)
 }
 
 fn preflight_warnings(config: &BrokerConfig, topic: &TopicInfo, warnings: &mut Vec<Warning>) {

@@ -32,8 +32,8 @@ use workload::{Distribution, Rw, Workload, WorkloadSpec};
 use crate::error::input_error;
 use crate::model::disk::EngineKind;
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
-use crate::probe::collector::SeriesSpec;
-use crate::probe::session::{self, Destination, Finished, Plan};
+use crate::probe::run::SeriesSpec;
+use crate::probe::run::{self, Destination, Finished, Plan};
 use crate::record::{Arrivals, Clock, MonotonicClock, Recorder, Schedule, StopFlag};
 use crate::units::format_duration_compact;
 
@@ -493,9 +493,9 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         })
     };
     // The device's diskstats join the host counters of every interval.
-    let observe = session::Observe {
+    let observe = run::Observe {
         block_device: observed_device(&target.path),
-        ..session::Observe::default()
+        ..run::Observe::default()
     };
     // The jobs' counts, the write amplification and the CPU time complete
     // the run before its one write, also after Ctrl-C or a failed job.
@@ -528,8 +528,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
         report::complete(run, section, &total);
         Ok(())
     };
-    let finished =
-        session::run_completing(plan, &observe, destination, stop, prepare, body, complete)?;
+    let finished = run::run_completing(plan, &observe, destination, stop, prepare, body, complete)?;
     report::outcome(finished)
 }
 

@@ -17,7 +17,7 @@ use crate::model::disk::{
     CpuReport, DiskReport, EngineKind, IntervalThroughput, WriteAmplification,
 };
 use crate::model::{RunFile, Warning};
-use crate::probe::session::Finished;
+use crate::probe::run::Finished;
 use crate::units::format_ns;
 
 /// The disk section of a run the session has collected but not written.

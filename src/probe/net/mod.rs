@@ -30,8 +30,8 @@ use self::link::Link;
 use self::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
-use crate::probe::collector::SeriesSpec;
-use crate::probe::session::{self, Destination, Finished, Plan};
+use crate::probe::run::SeriesSpec;
+use crate::probe::run::{self, Destination, Finished, Plan};
 use crate::record::{MonotonicClock, Recorder, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
@@ -298,8 +298,8 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
         annotate(run, &shared.total(), &config);
         Ok(())
     };
-    let observe = session::Observe::default();
-    session::run_completing(plan, &observe, destination, stop, prepare, body, complete)
+    let observe = run::Observe::default();
+    run::run_completing(plan, &observe, destination, stop, prepare, body, complete)
 }
 
 /// Puts the message accounting in `faults` and warns about what went wrong.
@@ -369,7 +369,7 @@ pub fn serve(
         Some(addr) => {
             let stats = server.stats();
             let protocol = if config.udp { "udp" } else { "tcp" };
-            let endpoint = crate::probe::endpoint::Endpoint::start(
+            let endpoint = crate::probe::run::endpoint::Endpoint::start(
                 addr,
                 Box::new(move || std::sync::Arc::new(stats.page(protocol))),
             )?;

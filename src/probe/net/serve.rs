@@ -188,7 +188,7 @@ impl ServeStats {
     }
 
     /// The counters as a Prometheus page, labelled with the protocol.
-    pub fn page(&self, protocol: &str) -> crate::probe::endpoint::Page {
+    pub fn page(&self, protocol: &str) -> crate::probe::run::endpoint::Page {
         use crate::formats::prometheus::{Family, Metric, Value};
         let labels = vec![("protocol".to_string(), protocol.to_string())];
         let counter = |name, help, a: &AtomicU64| Family {
@@ -249,7 +249,7 @@ impl ServeStats {
                 }],
             },
         ];
-        crate::probe::endpoint::Page::of(&families, 0)
+        crate::probe::run::endpoint::Page::of(&families, 0)
     }
 }
 

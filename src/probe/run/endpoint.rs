@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::placement;
 use crate::error::input_error;
 use crate::formats::prometheus;
 use crate::model::Observer;
-use crate::probe::observers;
 use crate::record::StopFlag;
 
 /// A page, ready to send in either format.
@@ -218,7 +218,7 @@ impl Drop for Endpoint {
 fn serve(listener: &TcpListener, shared: &Shared) {
     let account = || {
         if let Ok(mut used) = shared.used.lock() {
-            *used = Some(observers::leave(THREAD));
+            *used = Some(placement::leave(THREAD));
         }
     };
     account();

@@ -16,20 +16,12 @@ use std::thread::JoinHandle;
 use anyhow::Context;
 
 use super::live::LiveFeed;
-use super::observers::Placement;
+use super::placement::Placement;
+use super::plan::SeriesSpec;
 use crate::formats::hlog::HlogWriter;
-use crate::model::{IntervalRecord, MeasuredFrom, Series};
+use crate::model::{IntervalRecord, Series};
 use crate::record::LatencyHistogram;
 use crate::record::recorder::{IntervalReport, Recorder};
-
-/// What a series is, declared before the run.
-#[derive(Clone, Debug)]
-pub struct SeriesSpec {
-    /// The tag, e.g. `wakeup`, `read`, `rtt`.
-    pub tag: String,
-    /// Where its latencies are measured from.
-    pub measured_from: MeasuredFrom,
-}
 
 /// What the collector hands back when every recorder has finished.
 #[derive(Debug)]
@@ -152,7 +144,7 @@ impl Collector {
             series: self.series,
             end_ns: self.end_ns,
             hlog_error: self.hlog_error,
-            observer: super::observers::leave("cauda-collector"),
+            observer: super::placement::leave("cauda-collector"),
         }
     }
 
@@ -246,6 +238,7 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::MeasuredFrom;
 
     fn spec(tag: &str) -> SeriesSpec {
         SeriesSpec {

@@ -1,0 +1,71 @@
+//! What a probe declares to the run engine before it runs, and what the
+//! engine hands back: the plan of series and threads, what is observed
+//! beside the probe, and the finished run.
+
+use std::path::PathBuf;
+
+use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
+
+/// What a series is, declared before the run.
+#[derive(Clone, Debug)]
+pub struct SeriesSpec {
+    /// The tag, e.g. `wakeup`, `read`, `rtt`.
+    pub tag: String,
+    /// Where its latencies are measured from.
+    pub measured_from: MeasuredFrom,
+}
+
+/// What a probe declares before running.
+#[derive(Debug)]
+pub struct Plan {
+    /// The probe's name, e.g. `timer`.
+    pub probe: &'static str,
+    /// Open or closed loop.
+    pub load: LoadMode,
+    /// Parameters as resolved, stored in the run file.
+    pub parameters: serde_json::Value,
+    /// The series the probe records, in `SeriesId` order.
+    pub series: Vec<SeriesSpec>,
+    /// How many probe threads.
+    pub threads: usize,
+    /// Interval length in ns.
+    pub interval_ns: u64,
+    /// Warnings raised while preparing.
+    pub warnings: Vec<Warning>,
+}
+
+/// What a probe asks the run to observe beside it (what the user asked
+/// for, `--no-host-counters` and `--no-self-thread`, is in the
+/// [`Destination`](super::destination::Destination)).
+#[derive(Clone, Debug)]
+pub struct Observe {
+    /// The block device the probe works on (`vda`, `nvme0n1`), whose
+    /// `/proc/diskstats` line joins the host counters.
+    pub block_device: Option<String>,
+    /// Record the `self` heartbeat: how late cauda's observer thread woke
+    /// at each interval boundary. `false` for a probe that is itself the
+    /// control thread (`hiccup`).
+    pub self_hiccups: bool,
+    /// The kernel series count every process's block requests, not only
+    /// this one's (`cauda kernel`, which watches what others do).
+    pub whole_host: bool,
+}
+
+impl Default for Observe {
+    fn default() -> Self {
+        Observe {
+            block_device: None,
+            self_hiccups: true,
+            whole_host: false,
+        }
+    }
+}
+
+/// What a finished (or interrupted) run produced.
+#[derive(Debug)]
+pub struct Finished {
+    /// The run, as written.
+    pub run: RunFile,
+    /// Where it was written.
+    pub path: PathBuf,
+}
