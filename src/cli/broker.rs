@@ -1,10 +1,17 @@
-//! The command-line arguments of `cauda broker`.
+//! `cauda broker`: its flags, its configuration, its banner and every
+//! record's fate.
 
+use anyhow::Result;
 use clap::Args;
 
-use super::{RunOutputArgs, duration, rate};
+use super::measure::{ProbeCommand, Ran, measure};
+use super::output::RunOutputArgs;
+use super::parse::{duration, rate};
+use crate::error::Outcome;
 use crate::probe::broker::{Acks, BrokerConfig};
+use crate::probe::run::{Destination, Finished};
 use crate::record::Arrivals;
+use crate::record::StopFlag;
 use crate::units::{self, Rate};
 
 fn bytes(text: &str) -> Result<usize, String> {
@@ -118,9 +125,28 @@ pub struct BrokerArgs {
 }
 
 impl BrokerArgs {
+    /// Measures the broker, or with `--acks-matrix` runs the matrix of
+    /// acknowledgement settings.
+    pub fn run(&self) -> Result<Outcome> {
+        if self.acks_matrix {
+            let config = self.config()?;
+            let destination = self.output.destination()?;
+            return crate::lab::matrix::run(&config, &destination, self.matrix_rounds);
+        }
+        measure(self)
+    }
+}
+
+impl ProbeCommand for BrokerArgs {
+    type Config = BrokerConfig;
+
+    fn output(&self) -> &RunOutputArgs {
+        &self.output
+    }
+
     /// The configuration these flags ask for (a fresh topic name unless
     /// --topic; a --rate divided by --shard).
-    pub fn config(&self) -> anyhow::Result<BrokerConfig> {
+    fn config(&self) -> Result<BrokerConfig> {
         let (topic, topic_generated) = match &self.topic {
             Some(t) => (t.clone(), false),
             None => (
@@ -160,5 +186,44 @@ impl BrokerArgs {
         };
         config.validate()?;
         Ok(config)
+    }
+
+    fn banner(config: &BrokerConfig) -> String {
+        format!(
+            "cauda broker: {} topic {}, acks={}, {} B records, {} producer(s), {} consumer(s), {} for {} — Ctrl-C stops and saves",
+            config.bootstrap,
+            config.topic,
+            config.acks.name(),
+            config.size,
+            config.producers,
+            config.consumers,
+            match config.rate_per_s {
+                Some(r) => format!("{r}/s open loop"),
+                None => "closed loop".into(),
+            },
+            units::format_duration_compact(config.runtime_ns),
+        )
+    }
+
+    fn run(config: &BrokerConfig, destination: &Destination, stop: &StopFlag) -> Result<Ran> {
+        Ok(crate::probe::broker::run(config, destination, stop)?.into())
+    }
+
+    /// Every record's fate.
+    fn epilogue(finished: &Finished) {
+        if let Some(b) = &finished.run.broker {
+            let r = &b.records;
+            eprintln!(
+                "records: {} sent, {} acked, {} failed, {} in flight at stop; {} consumed, {} lost, {} duplicate, {} out of order",
+                r.sent,
+                r.acked,
+                r.failed,
+                r.in_flight,
+                r.consumed,
+                r.lost,
+                r.duplicates,
+                r.out_of_order
+            );
+        }
     }
 }

@@ -1,18 +1,21 @@
-//! `cauda disk` command-line arguments.
+//! `cauda disk`: its flags, its configuration, its banner and its figures.
 
 use std::path::PathBuf;
 
+use anyhow::Result;
 use clap::{ArgGroup, Args};
 
-use anyhow::Result;
-
-use super::{RunOutputArgs, duration, rate};
+use super::measure::{ProbeCommand, Ran};
+use super::output::RunOutputArgs;
+use super::parse::{duration, rate};
 use crate::error::input_error;
 use crate::model::disk::EngineKind;
 use crate::probe::disk::DiskConfig;
 use crate::probe::disk::target::TargetSpec;
 use crate::probe::disk::workload::{Distribution, Rw, parse_distribution};
+use crate::probe::run::{Destination, Finished};
 use crate::record::Arrivals;
+use crate::record::StopFlag;
 use crate::units::{self, Rate};
 
 fn size(text: &str) -> Result<u64, String> {
@@ -113,9 +116,14 @@ pub struct DiskArgs {
     pub output: RunOutputArgs,
 }
 
-impl DiskArgs {
-    /// The configuration the command line asks for.
-    pub fn config(&self) -> Result<DiskConfig> {
+impl ProbeCommand for DiskArgs {
+    type Config = DiskConfig;
+
+    fn output(&self) -> &RunOutputArgs {
+        &self.output
+    }
+
+    fn config(&self) -> Result<DiskConfig> {
         let args = self;
         if args.mix.is_some() && args.rw != Rw::Randrw {
             return Err(input_error(format!(
@@ -128,7 +136,7 @@ impl DiskArgs {
             (Some(file), None) => TargetSpec::File(file.clone()),
             (None, None) => TargetSpec::File("cauda-disk.dat".into()),
         };
-        Ok(DiskConfig {
+        let config = DiskConfig {
             target,
             rw: args.rw,
             read_pct: args.mix.unwrap_or(match args.rw {
@@ -157,6 +165,37 @@ impl DiskArgs {
             verify: args.verify,
             seed: args.output.sharded_seed(args.seed)?,
             interval_length_ns: args.output.interval_length,
-        })
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn banner(config: &DiskConfig) -> String {
+        format!(
+            "cauda disk: {} job(s), --rw {} {} for {} — Ctrl-C stops and saves",
+            config.jobs,
+            serde_json::to_value(config.rw)
+                .ok()
+                .as_ref()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "?".into()),
+            match config.rate_per_s {
+                Some(rate) => format!("at {rate}/s (open loop)"),
+                None => format!("at iodepth {} (closed loop)", config.iodepth),
+            },
+            units::format_duration_compact(config.runtime_ns),
+        )
+    }
+
+    fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> Result<Ran> {
+        Ok(crate::probe::disk::run(config, destination, stop)?.into())
+    }
+
+    /// The jobs' figures: IOPS, bandwidth, CPU per I/O, write amplification.
+    fn epilogue(finished: &Finished) {
+        if let Some(section) = &finished.run.disk {
+            let closed = finished.run.load == crate::model::LoadMode::ClosedLoop;
+            print!("{}", crate::probe::disk::report::render(section, closed));
+        }
     }
 }

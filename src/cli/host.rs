@@ -1,9 +1,12 @@
-//! The arguments of `cauda host`: audit, tune, rollback and hold-latency.
+//! `cauda host`: audit, tune, rollback and hold-latency — their flags,
+//! and which workflow or mechanism each runs.
 
 use std::path::PathBuf;
 
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
+use crate::error::Outcome;
 use crate::model::check::Profile;
 
 /// `cauda host`.
@@ -12,6 +15,24 @@ pub struct HostArgs {
     /// What to do with the host.
     #[command(subcommand)]
     pub command: HostCommand,
+}
+
+impl HostArgs {
+    /// Runs the subcommand.
+    pub fn run(self) -> Result<Outcome> {
+        match self.command {
+            HostCommand::Audit(args) => {
+                crate::host::audit::command(args.root.as_deref(), args.profile, args.json)?
+            }
+            HostCommand::Tune(args) => crate::tune::tune(args.request())?,
+            HostCommand::Rollback(args) => crate::tune::rollback(args.request())?,
+            HostCommand::HoldLatency(args) => {
+                return crate::host::tune::hold::run(args.max_latency, &args.command)
+                    .map(Outcome::Exit);
+            }
+        }
+        Ok(Outcome::Done)
+    }
 }
 
 /// The `cauda host` subcommands (one place: audit, and tuning beside it).

@@ -1,10 +1,16 @@
-//! The command-line arguments of `cauda kernel`.
+//! `cauda kernel`: its flags, its configuration and its banner; cauda
+//! exits with the code of the command it watched.
 
+use anyhow::Result;
 use clap::Args;
 
-use super::{RunOutputArgs, duration};
+use super::measure::{ProbeCommand, Ran};
+use super::output::RunOutputArgs;
+use super::parse::duration;
 use crate::model::kernel::KernelSource;
 use crate::probe::kernel::{KernelConfig, device_name};
+use crate::probe::run::Destination;
+use crate::record::StopFlag;
 
 /// `cauda kernel`.
 #[derive(Debug, Args)]
@@ -25,9 +31,14 @@ pub struct KernelArgs {
     pub command: Vec<String>,
 }
 
-impl KernelArgs {
-    /// The configuration these flags ask for.
-    pub fn config(&self) -> anyhow::Result<KernelConfig> {
+impl ProbeCommand for KernelArgs {
+    type Config = KernelConfig;
+
+    fn output(&self) -> &RunOutputArgs {
+        &self.output
+    }
+
+    fn config(&self) -> Result<KernelConfig> {
         if self.output.hlog.is_some() || self.output.metrics_listen.is_some() {
             return Err(crate::error::input_error(
                 "cauda kernel: --hlog and --metrics-listen stream a probe's series as they \
@@ -41,12 +52,31 @@ impl KernelArgs {
         }
         sources.sort();
         sources.dedup();
-        Ok(KernelConfig {
+        let config = KernelConfig {
             sources,
             device: self.device.as_deref().map(device_name).transpose()?,
             runtime_ns: self.runtime,
             command: self.command.clone(),
             interval_length_ns: self.output.interval_length,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn banner(config: &KernelConfig) -> String {
+        let what: Vec<&str> = config.sources.iter().map(|s| s.name()).collect();
+        format!(
+            "cauda kernel: {} on {} — Ctrl-C stops and saves",
+            what.join(", "),
+            config.device.as_deref().unwrap_or("every device")
+        )
+    }
+
+    fn run(config: &KernelConfig, destination: &Destination, stop: &StopFlag) -> Result<Ran> {
+        let (finished, exit_code) = crate::probe::kernel::run(config, destination, stop)?;
+        Ok(Ran {
+            finished,
+            exit_code,
         })
     }
 }

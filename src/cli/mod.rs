@@ -1,32 +1,48 @@
-//! The command line: clap derive definitions whose doc comments are the
-//! help text.
+//! The command line: one file per command, holding its clap flags (whose
+//! doc comments are the help text), the configuration they turn into, and
+//! what the command does with it. Every probe command takes the one path
+//! of [`measure`]; this file holds only the list of commands.
 
-mod broker;
-mod disk;
-mod host;
-mod inputs;
-mod kernel;
-mod net;
-mod shard;
+pub mod analyze;
+pub mod broker;
+pub mod compare;
+pub mod convert;
+pub mod disk;
+pub mod hiccup;
+pub mod host;
+pub mod inputs;
+pub mod kernel;
+pub mod lab;
+pub mod measure;
+pub mod merge;
+pub mod net;
+pub mod output;
+pub mod parse;
+pub mod report;
+pub mod serve;
+pub mod shard;
+pub mod timer;
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand};
-
-use crate::analyze::Percentile;
-use crate::host::cpulist::parse_cpu_list;
-use crate::record::Arrivals;
-use crate::units::{self, Rate};
-
+pub use analyze::AnalyzeArgs;
 pub use broker::BrokerArgs;
+pub use compare::{BudgetList, CompareArgs};
+pub use convert::ConvertArgs;
 pub use disk::DiskArgs;
+pub use hiccup::HiccupArgs;
 pub use host::{HoldArgs, HostArgs, HostAuditArgs, HostCommand, RollbackArgs, TuneArgs};
-pub use inputs::{
-    AnalyzeArgs, BudgetList, CompareArgs, ConvertArgs, InputArgs, MergeArgs, ReportArgs,
-};
+pub use inputs::InputArgs;
 pub use kernel::KernelArgs;
-pub use net::{NetArgs, ServeArgs};
+pub use lab::LabArgs;
+pub use merge::MergeArgs;
+pub use net::NetArgs;
+pub use output::RunOutputArgs;
+pub use parse::{CpuList, DurationList, Label, PercentileList};
+pub use report::ReportArgs;
+pub use serve::ServeArgs;
 pub use shard::Shard;
+pub use timer::TimerArgs;
 
 /// cauda — a tail-latency lab for Linux.
 ///
@@ -170,293 +186,6 @@ impl Cli {
         let matches = Self::command_line().try_get_matches()?;
         <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
     }
-}
-
-/// `cauda lab`.
-#[derive(Debug, Args)]
-pub struct LabArgs {
-    /// Where to create cauda-lab-DATE-TIME/ (its filesystem also holds the
-    /// disk steps' temporary file, sized to the free space and removed
-    /// afterwards).
-    #[arg(long, value_name = "PATH", default_value = ".")]
-    pub dir: PathBuf,
-    /// The short suite: about 20 s instead of about 60 s.
-    #[arg(long)]
-    pub quick: bool,
-    /// Steps to leave out (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
-    pub skip: Vec<crate::lab::steps::StepKind>,
-    /// Record kernel series beside each probe step (block, runq; see
-    /// `cauda timer --help`); skipped with the reason where BPF cannot load.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
-    pub kernel: Vec<crate::model::kernel::KernelSource>,
-}
-
-impl LabArgs {
-    /// The suite these flags ask for.
-    pub fn config(&self) -> crate::lab::LabConfig {
-        crate::lab::LabConfig {
-            dir: self.dir.clone(),
-            quick: self.quick,
-            skip: self.skip.clone(),
-            kernel: self.kernel.clone(),
-        }
-    }
-}
-
-/// `cauda hiccup`.
-#[derive(Debug, Args)]
-pub struct HiccupArgs {
-    /// How long to measure.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
-    pub runtime: u64,
-    /// The sleep each thread asks for.
-    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
-    pub sleep: u64,
-    /// One measuring thread per CPU in this list, pinned (e.g. 0,1) [default: one unpinned thread].
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
-    pub cpus: Option<CpuList>,
-    /// Output options.
-    #[command(flatten)]
-    pub output: RunOutputArgs,
-}
-
-fn rate(text: &str) -> Result<Rate, String> {
-    units::parse_rate(text)
-}
-
-fn duration(text: &str) -> Result<u64, String> {
-    units::parse_duration(text)
-}
-
-/// A `--label` pair.
-#[derive(Clone, Debug)]
-pub struct Label(pub String, pub String);
-
-fn label(text: &str) -> Result<Label, String> {
-    let expected = "expected KEY=VALUE, e.g. host=a1 or zone=eu-1 (KEY: letters, digits \
-                    and _, not starting with a digit; VALUE not empty)";
-    let (key, value) = text
-        .split_once('=')
-        .ok_or_else(|| format!("'{text}': {expected}"))?;
-    let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !key_ok || value.is_empty() || value.contains(['\n', '\r']) {
-        return Err(format!("'{text}': {expected}"));
-    }
-    Ok(Label(key.into(), value.into()))
-}
-
-/// Unix seconds with up to 9 decimals (`1795600800`, `1795600800.25`),
-/// exactly, as ns.
-fn unix_seconds_ns(text: &str) -> Option<u128> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || !digits(whole) || !digits(fraction) || fraction.len() > 9 {
-        return None;
-    }
-    let nanos: u128 = format!("{fraction:0<9}").parse().ok()?;
-    Some(whole.parse::<u128>().ok()?.checked_mul(1_000_000_000)? + nanos)
-}
-
-/// A `--start-at` time, ns since the Unix epoch: RFC 3339 in UTC
-/// (`2026-11-25T10:00:00Z`, fractions allowed) or Unix seconds, from now
-/// to a day ahead.
-fn start_at(text: &str) -> Result<u128, String> {
-    let unix_ns = match unix_seconds_ns(text) {
-        Some(ns) => ns,
-        None => humantime::parse_rfc3339_weak(text.trim_end_matches('Z'))
-            .map_err(|e| {
-                format!(
-                    "'{text}': {e}; expected an RFC 3339 time in UTC such as \
-                     2026-11-25T10:00:00Z, or Unix seconds such as 1795600800"
-                )
-            })?
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_err(|_| format!("'{text}': before 1970"))?
-            .as_nanos(),
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| "the system clock is before 1970".to_string())?
-        .as_nanos();
-    const DAY_NS: u128 = 86_400 * 1_000_000_000;
-    let show = |ns: u128| {
-        humantime::format_rfc3339_millis(
-            std::time::UNIX_EPOCH
-                + std::time::Duration::from_nanos(ns.min(u64::MAX as u128) as u64),
-        )
-        .to_string()
-    };
-    if unix_ns < now {
-        return Err(format!(
-            "{} is in the past (it is now {}): give a time still to come on every host",
-            show(unix_ns),
-            show(now)
-        ));
-    }
-    if unix_ns > now + DAY_NS {
-        return Err(format!(
-            "{} is more than a day ahead (it is now {}): is it in UTC?",
-            show(unix_ns),
-            show(now)
-        ));
-    }
-    Ok(unix_ns)
-}
-
-/// A parsed CPU list (a newtype so clap treats it as one value).
-#[derive(Clone, Debug)]
-pub struct CpuList(pub Vec<usize>);
-
-fn cpu_list(text: &str) -> Result<CpuList, String> {
-    parse_cpu_list(text).map(CpuList)
-}
-
-/// A parsed list of durations in ns (a newtype so clap treats it as one value).
-#[derive(Clone, Debug)]
-pub struct DurationList(pub Vec<u64>);
-
-fn duration_list(text: &str) -> Result<DurationList, String> {
-    text.split(',')
-        .map(units::parse_duration)
-        .collect::<Result<_, _>>()
-        .map(DurationList)
-}
-
-/// A parsed `--percentiles` list (a newtype so clap treats it as one value).
-#[derive(Clone, Debug)]
-pub struct PercentileList(pub Vec<Percentile>);
-
-fn percentile_list(text: &str) -> Result<PercentileList, String> {
-    Percentile::parse_list(text).map(PercentileList)
-}
-
-/// Where a probe's results go and how intervals are cut.
-#[derive(Debug, Args)]
-pub struct RunOutputArgs {
-    /// The run file to write [default: cauda-PROBE-DATE-TIME.json in the
-    /// current directory].
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also stream each interval, as it completes, to an HdrHistogram
-    /// interval log (.hlog) that Java/Python HdrHistogram tools read.
-    #[arg(long, value_name = "FILE")]
-    pub hlog: Option<PathBuf>,
-    /// Length of each interval histogram (e.g. 1s, 100ms).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
-    pub interval_length: u64,
-    /// Overwrite output files that cauda did not write.
-    #[arg(long)]
-    pub force: bool,
-    /// Print only the path of the run file, not the summary table.
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// Label the run, KEY=VALUE (repeatable): host, zone, shard, … They go
-    /// into the run file, and `cauda merge` keeps those all inputs share.
-    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label)]
-    pub labels: Vec<Label>,
-    /// Start measuring at this wall-clock time — RFC 3339 in UTC
-    /// (2026-11-25T10:00:00Z) or Unix seconds — once everything is ready,
-    /// so runs started on several hosts measure the same seconds (interval
-    /// i is the same wall-clock second on each). At most a day ahead.
-    #[arg(long, value_name = "TIME", value_parser = start_at)]
-    pub start_at: Option<u128>,
-    /// Run part I of N of a load spread over N hosts (I from 0 to N-1): a
-    /// --rate is the whole load's, so this run sends 1/N of it with random
-    /// arrivals of its own; labelled shard=I/N. Default: a Kubernetes
-    /// Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETIONS when both are set.
-    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
-    pub shard: Option<Shard>,
-    /// Serve the run so far to Prometheus at http://ADDR/metrics: each
-    /// series as a native histogram (buckets 0.27 % wide; the run file
-    /// stays exact), updated as each interval completes. PORT alone
-    /// listens on loopback; give 0.0.0.0:PORT to be scraped from elsewhere.
-    #[arg(long, value_name = "ADDR", value_parser = crate::probe::run::endpoint::parse_listen)]
-    pub metrics_listen: Option<std::net::SocketAddr>,
-    /// Also measure inside the kernel, during exactly this run, into series
-    /// of the run file: `block` — the block layer's queue, device and total
-    /// time of this process's requests on the probe's device, per
-    /// direction; `runq` — run-queue delay of the probe's threads and of
-    /// the whole host. Needs root (or CAP_BPF and CAP_PERFMON) and a
-    /// kernel with BTF.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
-    pub kernel: Vec<crate::model::kernel::KernelSource>,
-    /// Do not sample host counters (PSI, vmstat, …) each interval; for
-    /// measuring the sampling's own cost.
-    #[arg(long, hide = true)]
-    pub no_host_counters: bool,
-    /// Do not record the `self` heartbeat; for measuring its own cost.
-    #[arg(long, hide = true)]
-    pub no_self_thread: bool,
-}
-
-impl RunOutputArgs {
-    /// The shard this run is: `--shard`, or the Indexed Job's environment.
-    pub fn shard(&self) -> anyhow::Result<Option<Shard>> {
-        if self.shard.is_some() {
-            return Ok(self.shard);
-        }
-        let var = |name: &str| std::env::var(name).ok();
-        Shard::from_job(var("JOB_COMPLETION_INDEX"), var("JOB_COMPLETIONS"))
-    }
-
-    /// A whole load's `--rate` as this run's shard sends it.
-    pub fn sharded_rate(&self, rate: Option<Rate>) -> anyhow::Result<Option<Rate>> {
-        let shard = self.shard()?;
-        Ok(rate.map(|r| shard.map_or(r, |s| s.rate(r))))
-    }
-
-    /// A seed for random arrivals as this run's shard uses it.
-    pub fn sharded_seed(&self, seed: u64) -> anyhow::Result<u64> {
-        Ok(self.shard()?.map_or(seed, |s| s.seed(seed)))
-    }
-}
-
-/// `cauda timer`.
-#[derive(Debug, Args)]
-pub struct TimerArgs {
-    /// Wake-up period (mean gap with --arrivals poisson).
-    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
-    pub interval: u64,
-    /// Wake-ups per second instead of --interval (e.g. 1000/s, 10k/s).
-    #[arg(long, value_name = "N/s", value_parser = rate, conflicts_with = "interval")]
-    pub rate: Option<Rate>,
-    /// How long to measure.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
-    pub runtime: u64,
-    /// Number of measuring threads [default: one per --cpus entry, else 1].
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// Pin threads to these CPUs (thread i on the i-th, round robin), e.g. 0 or 0-3,6.
-    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
-    pub cpus: Option<CpuList>,
-    /// Run the threads under SCHED_FIFO at this priority (needs root or CAP_SYS_NICE).
-    #[arg(long, value_name = "1-99", value_parser = clap::value_parser!(i32).range(1..=99))]
-    pub priority: Option<i32>,
-    /// Spacing of intended wake-ups: a fixed period, or Poisson with that mean.
-    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
-    pub arrivals: Arrivals,
-    /// Seed for --arrivals poisson.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Hold this PM QoS CPU latency limit (/dev/cpu_dma_latency) during the run, as
-    /// cyclictest does by default with 0us: keeps CPUs out of idle states that exit slower.
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    pub cpu_dma_latency: Option<u64>,
-    /// Do not lock memory with mlockall.
-    #[arg(long)]
-    pub no_mlock: bool,
-    /// Measure wake-up latency against idle length instead (one series per
-    /// length): exposes deep C-state exit cost. --runtime is shared among the lengths.
-    #[arg(long, conflicts_with_all = ["interval", "rate", "arrivals"])]
-    pub idle_sweep: bool,
-    /// Idle lengths for --idle-sweep [default: 10us,20us,50us,…,10ms].
-    #[arg(long, value_name = "LIST", value_parser = duration_list, requires = "idle_sweep")]
-    pub idle_lengths: Option<DurationList>,
-    /// Output options.
-    #[command(flatten)]
-    pub output: RunOutputArgs,
 }
 
 #[cfg(test)]

@@ -1,17 +1,19 @@
-//! The command-line arguments of `cauda net` and `cauda serve`.
+//! `cauda net`: its flags, its configuration, its banner and its message
+//! accounting.
 
 use std::net::SocketAddr;
 
+use anyhow::Result;
 use clap::Args;
 
-use super::{CpuList, RunOutputArgs, cpu_list, duration, rate};
+use super::measure::{ProbeCommand, Ran};
+use super::output::RunOutputArgs;
+use super::parse::{CpuList, cpu_list, duration, message_size, rate};
 use crate::probe::net::Proto;
-use crate::units::{self, Rate};
-
-fn size(text: &str) -> Result<u32, String> {
-    let bytes = units::parse_size(text)?;
-    u32::try_from(bytes).map_err(|_| format!("'{text}' is too large"))
-}
+use crate::probe::net::{self, NetConfig};
+use crate::probe::run::{Destination, Finished};
+use crate::record::StopFlag;
+use crate::units::{Rate, format_duration_compact};
 
 /// `cauda net`.
 #[derive(Debug, Args)]
@@ -27,10 +29,10 @@ pub struct NetArgs {
     #[arg(long, value_enum, default_value_t = Proto::Tcp)]
     pub proto: Proto,
     /// Request size in bytes, the 28-byte header included (e.g. 64, 4k).
-    #[arg(long, value_name = "BYTES", default_value = "64", value_parser = size)]
+    #[arg(long, value_name = "BYTES", default_value = "64", value_parser = message_size)]
     pub size: u32,
     /// Reply size in bytes, header included [default: --size].
-    #[arg(long, value_name = "BYTES", value_parser = size)]
+    #[arg(long, value_name = "BYTES", value_parser = message_size)]
     pub response_size: Option<u32>,
     /// Concurrent connections, one measuring thread each.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -68,52 +70,71 @@ pub struct NetArgs {
     pub output: RunOutputArgs,
 }
 
-/// `cauda serve`.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// Address to listen on. Loopback by default; give 0.0.0.0:PORT to accept
-    /// other hosts.
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7470")]
-    pub listen: SocketAddr,
-    /// Serve UDP instead of TCP.
-    #[arg(long)]
-    pub udp: bool,
-    /// How TCP connections are served: a thread each, or one epoll loop.
-    #[arg(long, value_enum, default_value_t = crate::probe::net::serve::Engine::Threads)]
-    pub engine: crate::probe::net::serve::Engine,
-    /// Most TCP connections served at once; at the limit, the connection
-    /// silent longest is closed to make room for a new one.
-    #[arg(long, value_name = "N", default_value_t = 512)]
-    pub max_conns: usize,
-    /// Largest frame accepted or sent, in bytes (at most 65507).
-    #[arg(long, value_name = "BYTES", default_value = "65507", value_parser = size)]
-    pub max_message: u32,
-    /// Close a TCP connection that sends nothing for this long.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]
-    pub idle_timeout: u64,
-    /// Close a TCP connection whose frame, once begun, is not complete
-    /// within this long (a slow or stuck sender).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
-    pub frame_timeout: u64,
-    /// Fault injection for tests: do not answer every Nth request.
-    #[arg(long, value_name = "N", hide = true)]
-    pub drop_every: Option<u64>,
-    /// Fault injection for tests: answer every Nth request twice.
-    #[arg(long, value_name = "N", hide = true)]
-    pub dup_every: Option<u64>,
-    /// Fault injection for tests: answer every Nth request with a wrong sequence number.
-    #[arg(long, value_name = "N", hide = true)]
-    pub wrong_seq_every: Option<u64>,
-    /// Answer UDP requests with replies more than 8 times their size when
-    /// listening beyond loopback (by default such requests go unanswered,
-    /// so a spoofed request cannot make cauda a traffic reflector).
-    #[arg(long)]
-    pub allow_large_replies: bool,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// Serve the responder's counters (replies, connections, drops) to
-    /// Prometheus at http://ADDR/metrics. PORT alone listens on loopback.
-    #[arg(long, value_name = "ADDR", value_parser = crate::probe::run::endpoint::parse_listen)]
-    pub metrics_listen: Option<std::net::SocketAddr>,
+impl ProbeCommand for NetArgs {
+    type Config = NetConfig;
+
+    fn output(&self) -> &RunOutputArgs {
+        &self.output
+    }
+
+    fn config(&self) -> Result<NetConfig> {
+        let config = NetConfig {
+            target: self.connect,
+            loopback: self.loopback,
+            proto: self.proto,
+            size: self.size,
+            response_size: self.response_size.unwrap_or(self.size),
+            conns: self.conns,
+            runtime_ns: self.runtime,
+            rate_per_s: self.output.sharded_rate(self.rate)?.map(|r| r.per_second),
+            gap_ns: self.gap.unwrap_or(0),
+            timeout_ns: self.timeout,
+            busy_poll: self.busy_poll,
+            cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
+            report_half: self.report_half,
+            interval_length_ns: self.output.interval_length,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn banner(config: &NetConfig) -> String {
+        format!(
+            "cauda net: {:?} to {}, {} B / {} B, {} connection(s), {} for {} — Ctrl-C stops and saves",
+            config.proto,
+            config
+                .target
+                .map_or("an in-process loopback responder".into(), |a| a.to_string()),
+            config.size,
+            config.response_size,
+            config.conns,
+            match config.rate_per_s {
+                Some(r) => format!("{r}/s open loop"),
+                None => "closed-loop ping-pong".into(),
+            },
+            format_duration_compact(config.runtime_ns),
+        )
+    }
+
+    fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Result<Ran> {
+        Ok(net::run(config, destination, stop)?.into())
+    }
+
+    /// The message accounting: what was sent, answered, lost, and what
+    /// was wrong with the replies.
+    fn epilogue(finished: &Finished) {
+        let faults = &finished.run.faults;
+        let get = |k: &str| faults.get(k).copied().unwrap_or(0);
+        eprintln!(
+            "messages: {} sent, {} answered, {} lost, {} in flight at stop; replies: {} duplicate, {} late, {} wrong sequence, {} malformed",
+            get("sent"),
+            get("answered"),
+            get("lost"),
+            get("in_flight"),
+            get("duplicate"),
+            get("late"),
+            get("wrong_seq"),
+            get("malformed")
+        );
+    }
 }

@@ -1,0 +1,142 @@
+//! The flags every probe command shares (`-o`, `--hlog`, `--label`,
+//! `--shard`, `--start-at`, `--metrics-listen`, `--kernel`, …), and the
+//! run [`Destination`] they make.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::parse::{Label, duration, label, start_at};
+use super::shard::Shard;
+use crate::error::input_error;
+use crate::probe::run::Destination;
+use crate::probe::run::live::RESERVED_LABELS;
+use crate::units::Rate;
+
+/// Where a probe's results go and how intervals are cut.
+#[derive(Debug, Args)]
+pub struct RunOutputArgs {
+    /// The run file to write [default: cauda-PROBE-DATE-TIME.json in the
+    /// current directory].
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also stream each interval, as it completes, to an HdrHistogram
+    /// interval log (.hlog) that Java/Python HdrHistogram tools read.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// Length of each interval histogram (e.g. 1s, 100ms).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
+    pub interval_length: u64,
+    /// Overwrite output files that cauda did not write.
+    #[arg(long)]
+    pub force: bool,
+    /// Print only the path of the run file, not the summary table.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Label the run, KEY=VALUE (repeatable): host, zone, shard, … They go
+    /// into the run file, and `cauda merge` keeps those all inputs share.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label)]
+    pub labels: Vec<Label>,
+    /// Start measuring at this wall-clock time — RFC 3339 in UTC
+    /// (2026-11-25T10:00:00Z) or Unix seconds — once everything is ready,
+    /// so runs started on several hosts measure the same seconds (interval
+    /// i is the same wall-clock second on each). At most a day ahead.
+    #[arg(long, value_name = "TIME", value_parser = start_at)]
+    pub start_at: Option<u128>,
+    /// Run part I of N of a load spread over N hosts (I from 0 to N-1): a
+    /// --rate is the whole load's, so this run sends 1/N of it with random
+    /// arrivals of its own; labelled shard=I/N. Default: a Kubernetes
+    /// Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETIONS when both are set.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// Serve the run so far to Prometheus at http://ADDR/metrics: each
+    /// series as a native histogram (buckets 0.27 % wide; the run file
+    /// stays exact), updated as each interval completes. PORT alone
+    /// listens on loopback; give 0.0.0.0:PORT to be scraped from elsewhere.
+    #[arg(long, value_name = "ADDR", value_parser = crate::probe::run::endpoint::parse_listen)]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Also measure inside the kernel, during exactly this run, into series
+    /// of the run file: `block` — the block layer's queue, device and total
+    /// time of this process's requests on the probe's device, per
+    /// direction; `runq` — run-queue delay of the probe's threads and of
+    /// the whole host. Needs root (or CAP_BPF and CAP_PERFMON) and a
+    /// kernel with BTF.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub kernel: Vec<crate::model::kernel::KernelSource>,
+    /// Do not sample host counters (PSI, vmstat, …) each interval; for
+    /// measuring the sampling's own cost.
+    #[arg(long, hide = true)]
+    pub no_host_counters: bool,
+    /// Do not record the `self` heartbeat; for measuring its own cost.
+    #[arg(long, hide = true)]
+    pub no_self_thread: bool,
+}
+
+impl RunOutputArgs {
+    /// The shard this run is: `--shard`, or the Indexed Job's environment.
+    pub fn shard(&self) -> anyhow::Result<Option<Shard>> {
+        if self.shard.is_some() {
+            return Ok(self.shard);
+        }
+        let var = |name: &str| std::env::var(name).ok();
+        Shard::from_job(var("JOB_COMPLETION_INDEX"), var("JOB_COMPLETIONS"))
+    }
+
+    /// A whole load's `--rate` as this run's shard sends it.
+    pub fn sharded_rate(&self, rate: Option<Rate>) -> anyhow::Result<Option<Rate>> {
+        let shard = self.shard()?;
+        Ok(rate.map(|r| shard.map_or(r, |s| s.rate(r))))
+    }
+
+    /// A seed for random arrivals as this run's shard uses it.
+    pub fn sharded_seed(&self, seed: u64) -> anyhow::Result<u64> {
+        Ok(self.shard()?.map_or(seed, |s| s.seed(seed)))
+    }
+
+    /// Where the run's results go and what is observed beside it; a label
+    /// given twice, or one that clashes with cauda's own, is refused.
+    pub fn destination(&self) -> anyhow::Result<Destination> {
+        let mut labels = BTreeMap::new();
+        for Label(key, value) in &self.labels {
+            if let Some(first) = labels.insert(key.clone(), value.clone()) {
+                return Err(input_error(format!(
+                    "--label {key}: given twice ({first}, {value}); give each key once"
+                )));
+            }
+        }
+        if self.metrics_listen.is_some()
+            && let Some(key) = labels
+                .keys()
+                .find(|k| k.starts_with("__") || RESERVED_LABELS.contains(&k.as_str()))
+        {
+            return Err(input_error(format!(
+                "--label {key}: with --metrics-listen this name is cauda's own Prometheus label \
+                 (or reserved by Prometheus); choose another key"
+            )));
+        }
+        if let Some(shard) = self.shard()? {
+            let given = labels.insert("shard".to_string(), shard.label());
+            if given.is_some_and(|g| g != shard.label()) {
+                return Err(input_error(format!(
+                    "--label shard: the run is shard {} (--shard or JOB_COMPLETION_INDEX); drop the label",
+                    shard.label()
+                )));
+            }
+        }
+        let mut kernel = self.kernel.clone();
+        kernel.sort();
+        kernel.dedup();
+        Ok(Destination {
+            run_file: self.output.clone(),
+            hlog: self.hlog.clone(),
+            force: self.force,
+            labels,
+            start_at_unix_ns: self.start_at,
+            metrics: self.metrics_listen,
+            kernel,
+            host_counters: !self.no_host_counters,
+            self_heartbeat: !self.no_self_thread,
+        })
+    }
+}

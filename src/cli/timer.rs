@@ -1,0 +1,114 @@
+//! `cauda timer`: its flags, its configuration, and its banner.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::measure::{ProbeCommand, Ran};
+use super::output::RunOutputArgs;
+use super::parse::{CpuList, DurationList, cpu_list, duration, duration_list, rate};
+use crate::probe::run::Destination;
+use crate::probe::timer::{self, DEFAULT_IDLE_LENGTHS_NS, TimerConfig};
+use crate::record::{Arrivals, StopFlag};
+use crate::units::{Rate, format_duration_compact};
+
+/// `cauda timer`.
+#[derive(Debug, Args)]
+pub struct TimerArgs {
+    /// Wake-up period (mean gap with --arrivals poisson).
+    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = duration)]
+    pub interval: u64,
+    /// Wake-ups per second instead of --interval (e.g. 1000/s, 10k/s).
+    #[arg(long, value_name = "N/s", value_parser = rate, conflicts_with = "interval")]
+    pub rate: Option<Rate>,
+    /// How long to measure.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub runtime: u64,
+    /// Number of measuring threads [default: one per --cpus entry, else 1].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Pin threads to these CPUs (thread i on the i-th, round robin), e.g. 0 or 0-3,6.
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<CpuList>,
+    /// Run the threads under SCHED_FIFO at this priority (needs root or CAP_SYS_NICE).
+    #[arg(long, value_name = "1-99", value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub priority: Option<i32>,
+    /// Spacing of intended wake-ups: a fixed period, or Poisson with that mean.
+    #[arg(long, value_enum, default_value_t = Arrivals::Uniform)]
+    pub arrivals: Arrivals,
+    /// Seed for --arrivals poisson.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Hold this PM QoS CPU latency limit (/dev/cpu_dma_latency) during the run, as
+    /// cyclictest does by default with 0us: keeps CPUs out of idle states that exit slower.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub cpu_dma_latency: Option<u64>,
+    /// Do not lock memory with mlockall.
+    #[arg(long)]
+    pub no_mlock: bool,
+    /// Measure wake-up latency against idle length instead (one series per
+    /// length): exposes deep C-state exit cost. --runtime is shared among the lengths.
+    #[arg(long, conflicts_with_all = ["interval", "rate", "arrivals"])]
+    pub idle_sweep: bool,
+    /// Idle lengths for --idle-sweep [default: 10us,20us,50us,…,10ms].
+    #[arg(long, value_name = "LIST", value_parser = duration_list, requires = "idle_sweep")]
+    pub idle_lengths: Option<DurationList>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: RunOutputArgs,
+}
+
+impl ProbeCommand for TimerArgs {
+    type Config = TimerConfig;
+
+    fn output(&self) -> &RunOutputArgs {
+        &self.output
+    }
+
+    fn config(&self) -> Result<TimerConfig> {
+        let threads = self
+            .threads
+            .unwrap_or_else(|| self.cpus.as_ref().map_or(1, |c| c.0.len().max(1)));
+        let config = TimerConfig {
+            interval_ns: self
+                .output
+                .sharded_rate(self.rate)?
+                .map_or(self.interval, |rate| rate.period_ns().round() as u64),
+            runtime_ns: self.runtime,
+            threads,
+            cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),
+            priority: self.priority,
+            arrivals: self.arrivals,
+            seed: self.output.sharded_seed(self.seed)?,
+            lock_memory: !self.no_mlock,
+            cpu_dma_latency_us: self
+                .cpu_dma_latency
+                .map(|ns| i32::try_from(ns / 1_000).unwrap_or(i32::MAX)),
+            timer_slack_ns: 1,
+            idle_sweep_ns: self.idle_sweep.then(|| {
+                self.idle_lengths
+                    .clone()
+                    .map(|l| l.0)
+                    .unwrap_or_else(|| DEFAULT_IDLE_LENGTHS_NS.to_vec())
+            }),
+            interval_length_ns: self.output.interval_length,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn banner(config: &TimerConfig) -> String {
+        format!(
+            "cauda timer: {} thread(s), {} for {} — Ctrl-C stops and saves",
+            config.threads,
+            match &config.idle_sweep_ns {
+                None => format!("every {}", format_duration_compact(config.interval_ns)),
+                Some(l) => format!("idle sweep over {} lengths", l.len()),
+            },
+            format_duration_compact(config.runtime_ns),
+        )
+    }
+
+    fn run(config: &TimerConfig, destination: &Destination, stop: &StopFlag) -> Result<Ran> {
+        Ok(timer::run(config, destination, stop)?.into())
+    }
+}
