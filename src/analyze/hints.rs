@@ -9,25 +9,8 @@
 //! sleeping thread was late in the same seconds, the host stalled, not only
 //! the target.
 
-use serde::Serialize;
-
-use super::stalls::{IntervalPoint, Stall};
+use super::stalls::{Hint, IntervalPoint, Stall};
 use crate::model::HostCounters;
-
-/// One counter that stands out during a stall.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Hint {
-    /// The counter, e.g. `psi.io.full`.
-    pub counter: String,
-    /// Its value during the stall, in the unit of the text (%, /s, MB, ns).
-    pub value: f64,
-    /// Its typical value over the run, same unit.
-    pub baseline: f64,
-    /// The hint in words.
-    pub text: String,
-    /// The audit check it relates to (`cauda host audit`), if any.
-    pub check: Option<String>,
-}
 
 /// How a counter's deltas become a comparable value.
 #[derive(Clone, Copy, Debug, PartialEq)]

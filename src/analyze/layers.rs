@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::SeriesAnalysis;
-use super::hints::Hint;
+use super::stalls::Hint;
 use super::stalls::{IntervalPoint, Stall};
 use crate::model::kernel::{KERNEL_TAGS, device_tag_of};
 

@@ -98,7 +98,22 @@ pub struct Stall {
     /// Host counters that stood out at the same time (run files with host
     /// counters only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hints: Vec<super::hints::Hint>,
+    pub hints: Vec<Hint>,
+}
+
+/// One counter that stands out during a stall.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hint {
+    /// The counter, e.g. `psi.io.full`.
+    pub counter: String,
+    /// Its value during the stall, in the unit of the text (%, /s, MB, ns).
+    pub value: f64,
+    /// Its typical value over the run, same unit.
+    pub baseline: f64,
+    /// The hint in words.
+    pub text: String,
+    /// The audit check it relates to (`cauda host audit`), if any.
+    pub check: Option<String>,
 }
 
 /// The run's typical interval, for comparison with stalls.
