@@ -78,6 +78,17 @@ pub fn drawn(prep: &Prepared, s: &SeriesView) -> bool {
         }
 }
 
+/// The spectrum's two axes and their ticks.
+struct Axes {
+    x: Axis,
+    x_ticks: Vec<Tick>,
+    y: Axis,
+    y_ticks: Vec<Tick>,
+}
+
+/// A "max …" label: the marker's x and y, the text, the series' index.
+type MaxLabel = (f64, f64, String, usize);
+
 /// Draws the spectrum with a log or linear latency axis.
 pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> String {
     let series: Vec<_> = prep
@@ -86,7 +97,45 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
         .enumerate()
         .filter(|(_, s)| drawn(prep, s))
         .collect();
-    let entries: Vec<LegendEntry> = series
+    let entries = legend_entries(&series);
+    let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 110.0);
+    let legend_top = frame.bottom() + 56.0;
+    let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 8.0;
+    let scale = if log_y { "log" } else { "linear" };
+    let mut svg = Svg::new(
+        id,
+        WIDTH,
+        height,
+        &format!("Percentile spectrum, latency on a {scale} axis"),
+        standalone,
+    );
+    let axes = axes(prep, &series, &frame, log_y);
+    svg.axes(
+        &frame,
+        (
+            &axes.x,
+            &axes.x_ticks,
+            "percentile (log scale of 1/(1 − q))",
+        ),
+        (&axes.y, &axes.y_ticks, "latency"),
+    );
+    // Cluster bands first, under the lines.
+    draw_bands(&mut svg, prep, &series, &frame, &axes.y);
+    let mut max_labels: Vec<MaxLabel> = series
+        .iter()
+        .map(|&(k, s)| draw_series(&mut svg, prep, k, s, &axes))
+        .collect();
+    if max_labels.len() <= 6 {
+        place_max_labels(&mut svg, &mut max_labels, &frame);
+    }
+    legend(&mut svg, &entries, 20.0, legend_top, WIDTH - 100.0);
+    svg.finish()
+}
+
+/// One legend entry per drawn series, saying when it holds only printed
+/// percentiles.
+fn legend_entries(series: &[(usize, &SeriesView)]) -> Vec<LegendEntry> {
+    series
         .iter()
         .map(|(k, s)| LegendEntry {
             label: if matches!(s.shape, Shape::PercentilesOnly { .. }) {
@@ -99,26 +148,19 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
             series: Some(*k),
             swatch: false,
         })
-        .collect();
-    let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 110.0);
-    let legend_top = frame.bottom() + 56.0;
-    let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 8.0;
-    let scale = if log_y { "log" } else { "linear" };
-    let mut svg = Svg::new(
-        id,
-        WIDTH,
-        height,
-        &format!("Percentile spectrum, latency on a {scale} axis"),
-        standalone,
-    );
+        .collect()
+}
 
+/// The x axis (1/(1−q), at least five decades, enough for the largest
+/// sample) and the latency axis spanning every series' min to max.
+fn axes(prep: &Prepared, series: &[(usize, &SeriesView)], frame: &Frame, log_y: bool) -> Axes {
     let max_n = series
         .iter()
         .map(|(_, s)| prep.analysis(s).summary.count)
         .max()
         .unwrap_or(1);
     let decades = ((max_n as f64).log10().ceil() as i32).max(5);
-    let x_axis = Axis {
+    let x = Axis {
         lo: 1.0,
         hi: 10f64.powi(decades),
         px_lo: frame.left,
@@ -142,7 +184,18 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
         .map(|(_, s)| prep.analysis(s).summary.max.max(1))
         .max()
         .unwrap_or(1) as f64;
-    let (y_axis, y_ticks) = if log_y {
+    let (y, y_ticks) = latency_axis(lo, hi, frame, log_y);
+    Axes {
+        x,
+        x_ticks,
+        y,
+        y_ticks,
+    }
+}
+
+/// The latency axis from `lo` to `hi` with some room, log or linear.
+fn latency_axis(lo: f64, hi: f64, frame: &Frame, log_y: bool) -> (Axis, Vec<Tick>) {
+    if log_y {
         let (lo, hi) = (lo / 1.25, (hi * 1.25).max(lo * 2.0));
         (
             Axis {
@@ -166,14 +219,18 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
             },
             svg::linear_ns_ticks(hi),
         )
-    };
-    svg.axes(
-        &frame,
-        (&x_axis, &x_ticks, "percentile (log scale of 1/(1 − q))"),
-        (&y_axis, &y_ticks, "latency"),
-    );
+    }
+}
 
-    // Cluster bands first, under the lines.
+/// Shades each series' clusters (when it has more than one, and at most
+/// [`MAX_BANDED`] series are drawn) and labels their shares.
+fn draw_bands(
+    svg: &mut Svg,
+    prep: &Prepared,
+    series: &[(usize, &SeriesView)],
+    frame: &Frame,
+    y_axis: &Axis,
+) {
     let mut band_labels: Vec<(f64, String, usize)> = Vec::new();
     for (k, s) in series.iter().filter(|_| series.len() <= MAX_BANDED) {
         let clusters = &prep.analysis(s).clusters;
@@ -206,91 +263,93 @@ pub fn render(prep: &Prepared, log_y: bool, id: &str, standalone: bool) -> Strin
     // Shares are labelled only when one series has clusters: with more,
     // a label could not say whose band it is (the bands' tooltips do).
     if band_labels.iter().all(|l| l.2 == band_labels[0].2) {
-        place_band_labels(&mut svg, &mut band_labels, frame.right() + 4.0);
+        place_band_labels(svg, &mut band_labels, frame.right() + 4.0);
     }
+}
 
-    let mut max_labels: Vec<(f64, f64, String, usize)> = Vec::new();
-    for (k, s) in &series {
-        let a = prep.analysis(s);
-        let n = a.summary.count;
-        let style = format!(
-            "fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}",
-            colour(*k),
-            if dash(*k).is_empty() {
-                String::new()
-            } else {
-                format!(" stroke-dasharray=\"{}\"", dash(*k))
-            }
-        );
-        let (steps, dots): (Vec<PixelStep>, Vec<Dot>) = match &s.shape {
-            Shape::Distribution { steps, .. } => (
-                steps
-                    .iter()
-                    .map(|st| {
-                        (
-                            x_axis.map(x_of(st.q_from, n)),
-                            x_axis.map(x_of(st.q_to, n)),
-                            y_axis.map(st.value as f64),
-                        )
-                    })
-                    .collect(),
-                Vec::new(),
-            ),
-            Shape::PercentilesOnly { points } => {
-                let mut prev = 0.0;
-                let mut steps = Vec::new();
-                let mut dots = Vec::new();
-                for &(q, v) in points {
-                    let (xs, xe, y) = (
-                        x_axis.map(x_of(prev, n)),
-                        x_axis.map(x_of(q, n)),
-                        y_axis.map(v as f64),
-                    );
-                    steps.push((xs, xe, y));
-                    dots.push((xe, y, q, v));
-                    prev = q;
-                }
-                (steps, dots)
-            }
-        };
-        svg.raw(&format!(
-            "<g data-s=\"{k}\" class=\"series\"><path class=\"line\" d=\"{}\" {style}><title>{}</title></path>",
-            step_path(&steps),
-            esc(&s.label)
-        ));
-        for (x, y, q, v) in dots {
-            svg.raw(&format!(
-                "<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"><title>{}: p{} = {} (as printed)</title></circle>",
-                num(x),
-                num(y),
-                colour(*k),
-                esc(&s.label),
-                trim_number(q * 100.0, 5),
-                format_ns(v as f64)
-            ));
+/// Draws series `k`'s step line, its printed percentiles' markers and its
+/// max marker; returns the max's label, placed later with the others'.
+fn draw_series(svg: &mut Svg, prep: &Prepared, k: usize, s: &SeriesView, axes: &Axes) -> MaxLabel {
+    let a = prep.analysis(s);
+    let n = a.summary.count;
+    let style = format!(
+        "fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}",
+        colour(k),
+        if dash(k).is_empty() {
+            String::new()
+        } else {
+            format!(" stroke-dasharray=\"{}\"", dash(k))
         }
-        let (mx, my) = (x_axis.map(x_of(1.0, n)), y_axis.map(a.summary.max as f64));
+    );
+    let (steps, dots) = pixel_steps(&s.shape, n, axes);
+    svg.raw(&format!(
+        "<g data-s=\"{k}\" class=\"series\"><path class=\"line\" d=\"{}\" {style}><title>{}</title></path>",
+        step_path(&steps),
+        esc(&s.label)
+    ));
+    for (x, y, q, v) in dots {
         svg.raw(&format!(
-            "<circle class=\"max\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#fff\" stroke=\"{}\" stroke-width=\"2.5\"><title>{}: max {} ({} samples)</title></circle></g>",
-            num(mx),
-            num(my),
-            colour(*k),
+            "<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"><title>{}: p{} = {} (as printed)</title></circle>",
+            num(x),
+            num(y),
+            colour(k),
             esc(&s.label),
-            format_ns(a.summary.max as f64),
-            crate::report::table::thousands(n)
-        ));
-        max_labels.push((
-            mx,
-            my,
-            format!("max {}", format_ns(a.summary.max as f64)),
-            *k,
+            trim_number(q * 100.0, 5),
+            format_ns(v as f64)
         ));
     }
-    if max_labels.len() <= 6 {
-        place_max_labels(&mut svg, &mut max_labels, &frame);
+    let (mx, my) = (axes.x.map(x_of(1.0, n)), axes.y.map(a.summary.max as f64));
+    svg.raw(&format!(
+        "<circle class=\"max\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#fff\" stroke=\"{}\" stroke-width=\"2.5\"><title>{}: max {} ({} samples)</title></circle></g>",
+        num(mx),
+        num(my),
+        colour(k),
+        esc(&s.label),
+        format_ns(a.summary.max as f64),
+        crate::report::table::thousands(n)
+    ));
+    (
+        mx,
+        my,
+        format!("max {}", format_ns(a.summary.max as f64)),
+        k,
+    )
+}
+
+/// A series' steps in pixels, and for printed percentiles a marker at
+/// each (the line runs from one printed percentile to the next).
+fn pixel_steps(shape: &Shape, n: u64, axes: &Axes) -> (Vec<PixelStep>, Vec<Dot>) {
+    match shape {
+        Shape::Distribution { steps, .. } => (
+            steps
+                .iter()
+                .map(|st| {
+                    (
+                        axes.x.map(x_of(st.q_from, n)),
+                        axes.x.map(x_of(st.q_to, n)),
+                        axes.y.map(st.value as f64),
+                    )
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        Shape::PercentilesOnly { points } => {
+            let mut prev = 0.0;
+            let mut steps = Vec::new();
+            let mut dots = Vec::new();
+            for &(q, v) in points {
+                let (xs, xe, y) = (
+                    axes.x.map(x_of(prev, n)),
+                    axes.x.map(x_of(q, n)),
+                    axes.y.map(v as f64),
+                );
+                steps.push((xs, xe, y));
+                dots.push((xe, y, q, v));
+                prev = q;
+            }
+            (steps, dots)
+        }
     }
-    legend(&mut svg, &entries, 20.0, legend_top, WIDTH - 100.0);
-    svg.finish()
 }
 
 /// Writes the cluster shares right of the plot, pushed apart so none
@@ -317,7 +376,7 @@ fn place_band_labels(svg: &mut Svg, labels: &mut [(f64, String, usize)], x: f64)
 
 /// Writes the "max …" labels beside their markers, pushed apart vertically
 /// so none overlap.
-fn place_max_labels(svg: &mut Svg, labels: &mut [(f64, f64, String, usize)], frame: &Frame) {
+fn place_max_labels(svg: &mut Svg, labels: &mut [MaxLabel], frame: &Frame) {
     labels.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut last_y = f64::NEG_INFINITY;
     for (x, y, text, k) in labels.iter() {
