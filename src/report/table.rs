@@ -157,7 +157,22 @@ fn samples(n: u64) -> String {
     }
 }
 
+/// One series' block: heading, the table of statistics, then its
+/// clusters, coordinated-omission correction, stalls and fan-out.
 fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
+    write_heading(out, s);
+    write_rows(out, statistics(s, confidence));
+    write_clusters(out, s);
+    write_correction(out, s);
+    write_stalls(out, s);
+    write_fanout(out, s);
+}
+
+/// A row of a series' table: label, value, note.
+type Row = (String, String, String);
+
+/// The series' name, its sample count and where its timing starts.
+fn write_heading(out: &mut String, s: &SeriesAnalysis) {
     let sum = &s.summary;
     if Role::of_tag(&s.tag) == Role::Control {
         let _ = writeln!(
@@ -174,49 +189,16 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
             measured_from(s.measured_from)
         );
     }
-    let level = format!("{:.0}% CI", confidence * 100.0);
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+}
+
+/// The rows of the table: min, each percentile, max, mean, median and the
+/// clamped count.
+fn statistics(s: &SeriesAnalysis, confidence: f64) -> Vec<Row> {
+    let sum = &s.summary;
+    let mut rows: Vec<Row> = Vec::new();
     rows.push(("min".into(), format_ns(sum.min as f64), String::new()));
     for (key, value) in &sum.percentiles.0 {
-        let support = s.support.get(key).copied().unwrap_or(Support::Ok);
-        let [lower, upper] = s.percentile_ci.get(key).copied().unwrap_or([None, None]);
-        let label = format!("p{key}");
-        if support == Support::Insufficient {
-            let q = key.parse::<f64>().unwrap_or(100.0) / 100.0;
-            let needed = if q < 1.0 {
-                thousands(samples_needed(q, confidence))
-            } else {
-                "∞".into()
-            };
-            rows.push((
-                label,
-                "—".into(),
-                format!(
-                    "insufficient: {} cannot bound it (needs ≳{needed}); largest seen {}",
-                    samples(sum.count),
-                    format_ns(sum.max as f64)
-                ),
-            ));
-            continue;
-        }
-        let interval = match (lower, upper) {
-            (Some(lo), Some(hi)) => {
-                format!("{level} {}–{}", format_ns(lo as f64), format_ns(hi as f64))
-            }
-            (None, Some(hi)) => format!("{level} ≤{}", format_ns(hi as f64)),
-            _ => String::new(),
-        };
-        let note = if support == Support::Rough {
-            format!("   {}", support.note())
-        } else {
-            String::new()
-        };
-        let shown = if support == Support::Rough {
-            format!("≈{}", format_ns(*value as f64))
-        } else {
-            format_ns(*value as f64)
-        };
-        rows.push((label, shown, format!("{interval}{note}")));
+        rows.push(percentile_row(s, key, *value, confidence));
     }
     rows.push(("max".into(), format_ns(sum.max as f64), String::new()));
     rows.push((
@@ -237,12 +219,65 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
             "values above 1 h, counted at 1 h".into(),
         ));
     }
+    rows
+}
+
+/// One percentile's row: its value (≈ when rough) and interval, or why the
+/// sample cannot bound it.
+fn percentile_row(s: &SeriesAnalysis, key: &str, value: u64, confidence: f64) -> Row {
+    let sum = &s.summary;
+    let level = format!("{:.0}% CI", confidence * 100.0);
+    let support = s.support.get(key).copied().unwrap_or(Support::Ok);
+    let [lower, upper] = s.percentile_ci.get(key).copied().unwrap_or([None, None]);
+    let label = format!("p{key}");
+    if support == Support::Insufficient {
+        let q = key.parse::<f64>().unwrap_or(100.0) / 100.0;
+        let needed = if q < 1.0 {
+            thousands(samples_needed(q, confidence))
+        } else {
+            "∞".into()
+        };
+        return (
+            label,
+            "—".into(),
+            format!(
+                "insufficient: {} cannot bound it (needs ≳{needed}); largest seen {}",
+                samples(sum.count),
+                format_ns(sum.max as f64)
+            ),
+        );
+    }
+    let interval = match (lower, upper) {
+        (Some(lo), Some(hi)) => {
+            format!("{level} {}–{}", format_ns(lo as f64), format_ns(hi as f64))
+        }
+        (None, Some(hi)) => format!("{level} ≤{}", format_ns(hi as f64)),
+        _ => String::new(),
+    };
+    let note = if support == Support::Rough {
+        format!("   {}", support.note())
+    } else {
+        String::new()
+    };
+    let shown = if support == Support::Rough {
+        format!("≈{}", format_ns(value as f64))
+    } else {
+        format_ns(value as f64)
+    };
+    (label, shown, format!("{interval}{note}"))
+}
+
+/// The rows with their values right-aligned in one column.
+fn write_rows(out: &mut String, rows: Vec<Row>) {
     let width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     for (label, value, note) in rows {
         let line = format!("  {label:<8}{value:>width$}   {note}");
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
 
+/// The clusters, when there is more than one.
+fn write_clusters(out: &mut String, s: &SeriesAnalysis) {
     if s.clusters.len() > 1 {
         let parts: Vec<String> = s
             .clusters
@@ -258,6 +293,10 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
             .collect();
         let _ = writeln!(out, "  clusters: {}", parts.join("; "));
     }
+}
+
+/// Whether coordinated omission was corrected, and if not why.
+fn write_correction(out: &mut String, s: &SeriesAnalysis) {
     if let Some(co) = &s.co_correction {
         if co.applied {
             let _ = writeln!(
@@ -270,68 +309,78 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
             let _ = writeln!(out, "  not corrected for coordinated omission: {reason}");
         }
     }
-    if !s.stalls.is_empty() {
-        let typical = s.typical_interval;
-        let _ = writeln!(out, "  stalls ({}):", s.stalls.len());
-        for stall in s.stalls.iter().take(10) {
-            let when = format!("t={}–{} s", seconds(stall.start_s), seconds(stall.end_s));
-            if stall.count == 0 {
-                let _ = writeln!(out, "    {when}: nothing completed");
-                write_hints(out, stall);
-                continue;
-            }
-            let mut line = format!(
-                "    {when}: p99 {}, max {}, {} completions",
-                format_ns(stall.p99 as f64),
-                format_ns(stall.max as f64),
-                thousands(stall.count)
-            );
-            if let Some(t) = typical {
-                let _ = write!(
-                    line,
-                    " (typical p99 {}, max {}); the interval mean was {} (typical {})",
-                    format_ns(t.p99 as f64),
-                    format_ns(t.max as f64),
-                    format_ns(stall.mean),
-                    format_ns(t.mean)
-                );
-            }
-            let _ = writeln!(out, "{line}");
-            write_hints(out, stall);
-        }
-        if s.stalls.len() > 10 {
-            let _ = writeln!(out, "    … {} more in --json", s.stalls.len() - 10);
-        }
+}
+
+/// The first ten stalls, each against the typical interval, with hints.
+fn write_stalls(out: &mut String, s: &SeriesAnalysis) {
+    if s.stalls.is_empty() {
+        return;
     }
-    if let Some(f) = &s.fanout {
-        let parts: Vec<String> = f
-            .root_percentiles
-            .0
-            .iter()
-            .map(|(k, v)| format!("p{k} {}", format_ns(*v as f64)))
-            .collect();
+    let typical = s.typical_interval;
+    let _ = writeln!(out, "  stalls ({}):", s.stalls.len());
+    for stall in s.stalls.iter().take(10) {
+        let when = format!("t={}–{} s", seconds(stall.start_s), seconds(stall.end_s));
+        if stall.count == 0 {
+            let _ = writeln!(out, "    {when}: nothing completed");
+            write_hints(out, stall);
+            continue;
+        }
+        let mut line = format!(
+            "    {when}: p99 {}, max {}, {} completions",
+            format_ns(stall.p99 as f64),
+            format_ns(stall.max as f64),
+            thousands(stall.count)
+        );
+        if let Some(t) = typical {
+            let _ = write!(
+                line,
+                " (typical p99 {}, max {}); the interval mean was {} (typical {})",
+                format_ns(t.p99 as f64),
+                format_ns(t.max as f64),
+                format_ns(stall.mean),
+                format_ns(t.mean)
+            );
+        }
+        let _ = writeln!(out, "{line}");
+        write_hints(out, stall);
+    }
+    if s.stalls.len() > 10 {
+        let _ = writeln!(out, "    … {} more in --json", s.stalls.len() - 10);
+    }
+}
+
+/// The fan-out model's root percentiles and which rest on too few samples.
+fn write_fanout(out: &mut String, s: &SeriesAnalysis) {
+    let Some(f) = &s.fanout else {
+        return;
+    };
+    let parts: Vec<String> = f
+        .root_percentiles
+        .0
+        .iter()
+        .map(|(k, v)| format!("p{k} {}", format_ns(*v as f64)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  fan-out {}: root {}; {} of requests meet a leaf p99; the root's p99 needs the leaf's p{:.4}",
+        f.n,
+        parts.join(", "),
+        percent(f.p_hit_leaf_p99),
+        f.leaf_percentile_for_root_p99
+    );
+    let weak: Vec<&str> = f
+        .root_support
+        .0
+        .iter()
+        .filter(|(_, s)| *s == Support::Insufficient)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if !weak.is_empty() {
         let _ = writeln!(
             out,
-            "  fan-out {}: root {}; {} of requests meet a leaf p99; the root's p99 needs the leaf's p{:.4}",
-            f.n,
-            parts.join(", "),
-            percent(f.p_hit_leaf_p99),
-            f.leaf_percentile_for_root_p99
+            "    root p{} rest on too few leaf samples to trust",
+            weak.join(", p")
         );
-        let weak: Vec<&str> = f
-            .root_support
-            .0
-            .iter()
-            .filter(|(_, s)| *s == Support::Insufficient)
-            .map(|(k, _)| k.as_str())
-            .collect();
-        if !weak.is_empty() {
-            let _ = writeln!(
-                out,
-                "    root p{} rest on too few leaf samples to trust",
-                weak.join(", p")
-            );
-        }
     }
 }
 
