@@ -7,10 +7,10 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::prepare::{Prepared, Shape};
+use super::prepare::{Prepared, SeriesView, Shape};
 use super::svg::{colour, esc};
-use crate::analyze::Support;
 use crate::analyze::compare::{Comparison, Row, Verdict};
+use crate::analyze::{SeriesAnalysis, Support};
 use crate::model::LoadMode;
 use crate::report::table::thousands;
 use crate::units::{TimeUnit, format_in, format_ns};
@@ -68,6 +68,27 @@ fn describe(prep: &Prepared, i: usize) -> String {
 
 /// The summary table: a group of rows per input, a row per series.
 pub fn summary(prep: &Prepared) -> String {
+    let keys = percentile_keys(prep);
+    let mut out = summary_head(&keys);
+    let (mut closed_loop, mut printed_any) = (Vec::new(), false);
+    for (i, input) in prep.inputs.iter().enumerate() {
+        let a = &input.analysis;
+        group_row(&mut out, prep, i, keys.len() + 6);
+        for (k, view) in prep.series.iter().enumerate().filter(|(_, s)| s.input == i) {
+            series_row(&mut out, k, view, &a.series[view.index], &keys);
+        }
+        if a.counts_stalls_once() {
+            closed_loop.push(input.name.as_str());
+        }
+        printed_any |= a.series.iter().any(|s| s.percentiles_only);
+    }
+    out.push_str("</tbody></table></div>");
+    summary_notes(&mut out, &closed_loop, printed_any, prep.confidence);
+    out
+}
+
+/// Every percentile any series has, in the order first met.
+fn percentile_keys(prep: &Prepared) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for input in &prep.inputs {
         for s in &input.analysis.series {
@@ -78,142 +99,155 @@ pub fn summary(prep: &Prepared) -> String {
             }
         }
     }
-    let level = format!("{:.0} % CI", prep.confidence * 100.0);
-    let columns = keys.len() + 6;
+    keys
+}
+
+/// The table's opening and its header row.
+fn summary_head(keys: &[String]) -> String {
     let mut out = String::from(
         "<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>series</th><th>samples</th><th>min</th>",
     );
-    for k in &keys {
+    for k in keys {
         let _ = write!(out, "<th>p{}</th>", esc(k));
     }
     out.push_str("<th>max</th><th>mean</th><th>median</th></tr></thead><tbody>");
-    let (mut closed_loop, mut printed_any) = (Vec::new(), false);
-    for (i, input) in prep.inputs.iter().enumerate() {
-        let a = &input.analysis;
-        let role = if input.baseline { " (baseline)" } else { "" };
+    out
+}
+
+/// Input `i`'s group row: its name and description, then whether it was
+/// interrupted, its warnings and faults, and its time above the device.
+fn group_row(out: &mut String, prep: &Prepared, i: usize, columns: usize) {
+    let input = &prep.inputs[i];
+    let a = &input.analysis;
+    let role = if input.baseline { " (baseline)" } else { "" };
+    let _ = write!(
+        out,
+        "<tr class=\"group\"><th colspan=\"{columns}\">{}{role} <span class=\"meta\">{}</span>",
+        esc(&input.name),
+        esc(&describe(prep, i))
+    );
+    if a.interrupted {
+        out.push_str("<div class=\"warn\">This run was interrupted: it holds what was measured until then.</div>");
+    }
+    if let Some(run) = &input.loaded.run {
+        for w in &run.warnings {
+            let _ = write!(
+                out,
+                "<div class=\"warn\">warning: {} — {}</div>",
+                esc(&w.message),
+                esc(&w.advice)
+            );
+        }
+        out.push_str(&fault_lines(&run.faults));
+    }
+    for split in &a.layers {
+        let parts: Vec<String> = split
+            .at
+            .iter()
+            .map(|p| {
+                let runq = p
+                    .runq_ns
+                    .map(|r| format!(" (waiting for a CPU after wake-up {})", format_ns(r as f64)))
+                    .unwrap_or_default();
+                format!(
+                    "p{} {} = device {} + {} above it{runq}",
+                    p.percentile,
+                    format_ns(p.app_ns as f64),
+                    format_ns(p.device_ns as f64),
+                    format_ns(p.above_device_ns as f64)
+                )
+            })
+            .collect();
         let _ = write!(
             out,
-            "<tr class=\"group\"><th colspan=\"{columns}\">{}{role} <span class=\"meta\">{}</span>",
-            esc(&input.name),
-            esc(&describe(prep, i))
+            "<div class=\"meta\">time above the device, {}: {}</div>",
+            esc(&split.series),
+            esc(&parts.join("; "))
         );
-        if a.interrupted {
-            out.push_str("<div class=\"warn\">This run was interrupted: it holds what was measured until then.</div>");
-        }
-        if let Some(run) = &input.loaded.run {
-            for w in &run.warnings {
-                let _ = write!(
-                    out,
-                    "<div class=\"warn\">warning: {} — {}</div>",
-                    esc(&w.message),
-                    esc(&w.advice)
-                );
-            }
-            out.push_str(&fault_lines(&run.faults));
-        }
-        for split in &a.layers {
-            let parts: Vec<String> = split
-                .at
-                .iter()
-                .map(|p| {
-                    let runq = p
-                        .runq_ns
-                        .map(|r| {
-                            format!(" (waiting for a CPU after wake-up {})", format_ns(r as f64))
-                        })
-                        .unwrap_or_default();
-                    format!(
-                        "p{} {} = device {} + {} above it{runq}",
-                        p.percentile,
-                        format_ns(p.app_ns as f64),
-                        format_ns(p.device_ns as f64),
-                        format_ns(p.above_device_ns as f64)
-                    )
-                })
-                .collect();
+    }
+    out.push_str("</th></tr>");
+}
+
+/// A series' row (`k` is its colour): name, samples, min, each percentile,
+/// max, mean and median.
+fn series_row(out: &mut String, k: usize, view: &SeriesView, s: &SeriesAnalysis, keys: &[String]) {
+    let sum = &s.summary;
+    let printed = matches!(view.shape, Shape::PercentilesOnly { .. });
+    let _ = write!(
+        out,
+        "<tr><td class=\"name\"><span class=\"sw\" style=\"background:{}\"></span>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+        colour(k),
+        esc(&s.tag),
+        if printed {
+            " <small>(printed percentiles)</small>"
+        } else {
+            ""
+        },
+        thousands(sum.count),
+        format_ns(sum.min as f64),
+    );
+    for key in keys {
+        percentile_cell(out, s, key);
+    }
+    let median_known = !s.percentiles_only || sum.percentiles.0.iter().any(|(k, _)| k == "50");
+    let median = if median_known {
+        format!(
+            "{}<small>{}</small>",
+            format_ns(sum.median as f64),
+            sum.mad
+                .map_or_else(String::new, |m| format!("MAD {}", format_ns(m as f64)))
+        )
+    } else {
+        "n/a".into()
+    };
+    let _ = write!(
+        out,
+        "<td class=\"num\">{}</td><td class=\"num\">{}<small>stddev {}</small></td><td class=\"num{}\">{median}</td></tr>",
+        format_ns(sum.max as f64),
+        format_ns(sum.mean),
+        format_ns(sum.stddev),
+        if median_known { "" } else { " na" },
+    );
+}
+
+/// One percentile's cell: n/a, too few samples, or its value (≈ when rough)
+/// over its interval.
+fn percentile_cell(out: &mut String, s: &SeriesAnalysis, key: &str) {
+    let Some(value) = s.summary.percentiles.get(key) else {
+        out.push_str("<td class=\"num na\">n/a</td>");
+        return;
+    };
+    let support = s.support.get(key).copied().unwrap_or(Support::Ok);
+    let ci = s.percentile_ci.get(key).copied().unwrap_or([None, None]);
+    match support {
+        Support::Insufficient => {
             let _ = write!(
                 out,
-                "<div class=\"meta\">time above the device, {}: {}</div>",
-                esc(&split.series),
-                esc(&parts.join("; "))
+                "<td class=\"num insufficient\" title=\"{}\">—<small>too few samples</small></td>",
+                esc(support.note())
             );
         }
-        out.push_str("</th></tr>");
-        for (k, view) in prep.series.iter().enumerate().filter(|(_, s)| s.input == i) {
-            let s = &a.series[view.index];
-            let sum = &s.summary;
-            let printed = matches!(view.shape, Shape::PercentilesOnly { .. });
-            let _ = write!(
-                out,
-                "<tr><td class=\"name\"><span class=\"sw\" style=\"background:{}\"></span>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                colour(k),
-                esc(&s.tag),
-                if printed {
-                    " <small>(printed percentiles)</small>"
-                } else {
-                    ""
-                },
-                thousands(sum.count),
-                format_ns(sum.min as f64),
-            );
-            for key in &keys {
-                let Some(value) = sum.percentiles.get(key) else {
-                    out.push_str("<td class=\"num na\">n/a</td>");
-                    continue;
-                };
-                let support = s.support.get(key).copied().unwrap_or(Support::Ok);
-                let ci = s.percentile_ci.get(key).copied().unwrap_or([None, None]);
-                match support {
-                    Support::Insufficient => {
-                        let _ = write!(
-                            out,
-                            "<td class=\"num insufficient\" title=\"{}\">—<small>too few samples</small></td>",
-                            esc(support.note())
-                        );
-                    }
-                    _ => {
-                        let (v, range) = with_ci(value, ci);
-                        let (class, mark, title) = if support == Support::Rough {
-                            (" rough", "≈", format!(" title=\"{}\"", esc(support.note())))
-                        } else {
-                            ("", "", String::new())
-                        };
-                        let _ = write!(
-                            out,
-                            "<td class=\"num{class}\"{title}>{mark}{}<small>{}</small></td>",
-                            esc(&v),
-                            esc(&range)
-                        );
-                    }
-                }
-            }
-            let median_known =
-                !s.percentiles_only || sum.percentiles.0.iter().any(|(k, _)| k == "50");
-            let median = if median_known {
-                format!(
-                    "{}<small>{}</small>",
-                    format_ns(sum.median as f64),
-                    sum.mad
-                        .map_or_else(String::new, |m| format!("MAD {}", format_ns(m as f64)))
-                )
+        _ => {
+            let (v, range) = with_ci(value, ci);
+            let (class, mark, title) = if support == Support::Rough {
+                (" rough", "≈", format!(" title=\"{}\"", esc(support.note())))
             } else {
-                "n/a".into()
+                ("", "", String::new())
             };
             let _ = write!(
                 out,
-                "<td class=\"num\">{}</td><td class=\"num\">{}<small>stddev {}</small></td><td class=\"num{}\">{median}</td></tr>",
-                format_ns(sum.max as f64),
-                format_ns(sum.mean),
-                format_ns(sum.stddev),
-                if median_known { "" } else { " na" },
+                "<td class=\"num{class}\"{title}>{mark}{}<small>{}</small></td>",
+                esc(&v),
+                esc(&range)
             );
         }
-        if a.counts_stalls_once() {
-            closed_loop.push(input.name.as_str());
-        }
-        printed_any |= a.series.iter().any(|s| s.percentiles_only);
     }
-    out.push_str("</tbody></table></div>");
+}
+
+/// The notes under the table: closed-loop inputs, printed percentiles,
+/// and how to read the cells.
+fn summary_notes(out: &mut String, closed_loop: &[&str], printed_any: bool, confidence: f64) {
+    let level = format!("{:.0} % CI", confidence * 100.0);
     if !closed_loop.is_empty() {
         let _ = write!(
             out,
@@ -228,7 +262,6 @@ pub fn summary(prep: &Prepared) -> String {
         out,
         "<p class=\"note\">Under each percentile: its {level}, distribution-free. ≈ marks a rough value (under 100 samples above it: it moves from run to run); — marks a percentile the sample cannot bound, which is not a measurement. Under the mean: the standard deviation (meaningless on fat tails); under the median: the median absolute deviation (MAD).</p>"
     );
-    out
 }
 
 const STALL_KEYS: [&str; 7] = ["start_s", "end_s", "p99", "max", "count", "mean", "reasons"];
