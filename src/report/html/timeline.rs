@@ -185,7 +185,51 @@ pub fn render(
     id: &str,
     standalone: bool,
 ) -> Timeline {
-    let entries: Vec<LegendEntry> = METRICS
+    let entries = legend_entries(stalls);
+    let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 30.0);
+    let legend_top = frame.bottom() + 50.0;
+    let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 6.0;
+    let mut svg = Svg::new(
+        id,
+        WIDTH,
+        height,
+        &format!("Timeline of {label}: per-interval p50, p99, max and mean"),
+        standalone,
+    );
+    let (x_axis, y_axis) = axes(points, &frame);
+    let t_end = x_axis.hi;
+    svg.axes(
+        &frame,
+        (
+            &x_axis,
+            &svg::time_ticks(t_end),
+            "time from the start of the run",
+        ),
+        (
+            &y_axis,
+            &svg::log_ns_ticks(y_axis.lo, y_axis.hi),
+            "latency (log scale)",
+        ),
+    );
+    draw_stalls(&mut svg, stalls, &frame, &x_axis);
+    let n_buckets = ((frame.width / BUCKET_PX) as usize).max(1);
+    let buckets = buckets(points, t_end, n_buckets);
+    draw_lines(&mut svg, points, &buckets, n_buckets, (&x_axis, &y_axis));
+    // The hover layer only works with the page's script; a standalone
+    // chart keeps the stalls' own tooltips reachable instead.
+    if !standalone {
+        draw_hover_layer(&mut svg, &frame, t_end);
+    }
+    legend(&mut svg, &entries, 20.0, legend_top, WIDTH - 100.0);
+    Timeline {
+        svg: svg.finish(),
+        hover: hover(points, &buckets, stalls),
+    }
+}
+
+/// The four lines' entries, then the stalls' when there are any.
+fn legend_entries(stalls: &[Stall]) -> Vec<LegendEntry> {
+    METRICS
         .iter()
         .map(|(name, c, d, _)| LegendEntry {
             label: format!("interval {name}"),
@@ -205,17 +249,12 @@ pub fn render(
             series: None,
             swatch: true,
         }))
-        .collect();
-    let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 30.0);
-    let legend_top = frame.bottom() + 50.0;
-    let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 6.0;
-    let mut svg = Svg::new(
-        id,
-        WIDTH,
-        height,
-        &format!("Timeline of {label}: per-interval p50, p99, max and mean"),
-        standalone,
-    );
+        .collect()
+}
+
+/// The time axis (the whole run) and the log latency axis (from the lowest
+/// p50 or mean to the highest max, with some room).
+fn axes(points: &[IntervalPoint], frame: &Frame) -> (Axis, Axis) {
     let t_end = points
         .iter()
         .map(|p| p.start_s + p.length_s)
@@ -241,15 +280,12 @@ pub fn render(
         px_hi: frame.top,
         scale: Scale::Log,
     };
-    svg.axes(
-        &frame,
-        (
-            &x_axis,
-            &svg::time_ticks(t_end),
-            "time from the start of the run",
-        ),
-        (&y_axis, &svg::log_ns_ticks(lo, hi), "latency (log scale)"),
-    );
+    (x_axis, y_axis)
+}
+
+/// Shades each stall with its tooltip and numbers those whose number fits
+/// (up to [`MAX_NUMBERED`]).
+fn draw_stalls(svg: &mut Svg, stalls: &[Stall], frame: &Frame, x_axis: &Axis) {
     let mut last_label = f64::NEG_INFINITY;
     for (i, s) in stalls.iter().enumerate() {
         let (x0, x1) = (x_axis.map(s.start_s), x_axis.map(s.end_s));
@@ -280,8 +316,16 @@ pub fn render(
             last_label = cx + text_width(&text, 10.0) / 2.0;
         }
     }
-    let n_buckets = ((frame.width / BUCKET_PX) as usize).max(1);
-    let buckets = buckets(points, t_end, n_buckets);
+}
+
+/// The four lines, each decimated into the buckets.
+fn draw_lines(
+    svg: &mut Svg,
+    points: &[IntervalPoint],
+    buckets: &[Bucket],
+    n_buckets: usize,
+    (x_axis, y_axis): (&Axis, &Axis),
+) {
     for (name, c, d, value) in METRICS {
         let dash = if d.is_empty() {
             String::new()
@@ -297,43 +341,43 @@ pub fn render(
         };
         svg.raw(&format!(
             "<path class=\"line {name}\" d=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"{width}\" stroke-linejoin=\"round\"{dash}><title>interval {name}</title></path>",
-            polyline(&decimate(points, &buckets, value), &x_axis, &y_axis)
+            polyline(&decimate(points, buckets, value), x_axis, y_axis)
         ));
     }
-    // The hover layer only works with the page's script; a standalone
-    // chart keeps the stalls' own tooltips reachable instead.
-    if !standalone {
-        svg.raw(&format!(
-            "<line class=\"rule\" x1=\"0\" y1=\"{}\" x2=\"0\" y2=\"{}\" stroke=\"#444\" stroke-width=\"1\" visibility=\"hidden\"/>",
-            num(frame.top),
-            num(frame.bottom())
-        ));
-        svg.raw(&format!(
-            "<rect class=\"hover\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"transparent\" data-t1=\"{}\"/>",
-            num(frame.left),
-            num(frame.top),
-            num(frame.width),
-            num(frame.height),
-            svg::trim_number(t_end, 3)
-        ));
-    }
-    legend(&mut svg, &entries, 20.0, legend_top, WIDTH - 100.0);
-    Timeline {
-        svg: svg.finish(),
-        hover: format!(
-            "{{\"b\":{},\"s\":[{}]}}",
-            hover_json(points, &buckets),
-            stalls
-                .iter()
-                .map(|s| format!(
-                    "[{},{}]",
-                    svg::trim_number(s.start_s, 3),
-                    svg::trim_number(s.end_s, 3)
-                ))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    }
+}
+
+/// The page script's hover rule and the transparent area it listens on.
+fn draw_hover_layer(svg: &mut Svg, frame: &Frame, t_end: f64) {
+    svg.raw(&format!(
+        "<line class=\"rule\" x1=\"0\" y1=\"{}\" x2=\"0\" y2=\"{}\" stroke=\"#444\" stroke-width=\"1\" visibility=\"hidden\"/>",
+        num(frame.top),
+        num(frame.bottom())
+    ));
+    svg.raw(&format!(
+        "<rect class=\"hover\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"transparent\" data-t1=\"{}\"/>",
+        num(frame.left),
+        num(frame.top),
+        num(frame.width),
+        num(frame.height),
+        svg::trim_number(t_end, 3)
+    ));
+}
+
+/// The hover data (see [`Timeline::hover`]).
+fn hover(points: &[IntervalPoint], buckets: &[Bucket], stalls: &[Stall]) -> String {
+    format!(
+        "{{\"b\":{},\"s\":[{}]}}",
+        hover_json(points, buckets),
+        stalls
+            .iter()
+            .map(|s| format!(
+                "[{},{}]",
+                svg::trim_number(s.start_s, 3),
+                svg::trim_number(s.end_s, 3)
+            ))
+            .collect::<Vec<_>>()
+            .join(",")
+    )
 }
 
 #[cfg(test)]
