@@ -103,44 +103,72 @@ pub fn build(
             "no inputs: give at least one file to report on",
         ));
     }
-    let analysis_options = analyze::Options {
-        confidence: options.confidence,
-        timeline: true,
-        ..analyze::Options::default()
-    };
-    analyze::validate(&analysis_options)?;
-    let prep = prepare::prepare(inputs, baseline, &analysis_options)?;
-    let comparisons = match prep.inputs.iter().find(|i| i.baseline) {
-        Some(base) => {
-            let compare_options = compare::CompareOptions {
-                confidence: options.confidence,
-                ..compare::CompareOptions::default()
-            };
-            prep.inputs
-                .iter()
-                .filter(|i| !i.baseline)
-                .map(|new| compare::compare(&base.decoded, &new.decoded, &compare_options))
-                .collect::<Result<Vec<_>>>()?
-        }
-        None => Vec::new(),
-    };
+    let prep = analyse(inputs, baseline, options)?;
+    let comparisons = compare_to_baseline(&prep, options)?;
     let mut charts = Vec::new();
     let mut page = Page::new(&options.title);
 
     page.intro(&prep, inputs.len(), baseline.is_some());
     page.out.push_str(&host::findings(&prep));
     page.section("summary", "Summary", &tables::summary(&prep));
+    spectrum_section(&mut page, &prep, svgs, &mut charts);
+    histogram_section(&mut page, &prep, svgs, &mut charts);
+    timelines_section(&mut page, &prep, svgs, &mut charts);
+    if !comparisons.is_empty() {
+        let body: String = comparisons.iter().map(tables::comparison).collect();
+        page.section("comparison", "Before / after", &body);
+    }
+    page.section("host", "Host conditions", &host::hosts(&prep));
+    Ok(Report {
+        html: page.finish(),
+        charts,
+    })
+}
 
-    let log = spectrum::render(&prep, true, "chart-spectrum", false);
-    let linear = spectrum::render(&prep, false, "chart-spectrum-linear", false);
+/// Analyses every input (and the baseline) with timelines, at the report's
+/// confidence level.
+fn analyse<'a>(
+    inputs: &'a [Loaded],
+    baseline: Option<&'a Loaded>,
+    options: &Options,
+) -> Result<Prepared<'a>> {
+    let analysis_options = analyze::Options {
+        confidence: options.confidence,
+        timeline: true,
+        ..analyze::Options::default()
+    };
+    analyze::validate(&analysis_options)?;
+    prepare::prepare(inputs, baseline, &analysis_options)
+}
+
+/// Each input compared against the baseline, when there is one.
+fn compare_to_baseline(prep: &Prepared, options: &Options) -> Result<Vec<compare::Comparison>> {
+    let Some(base) = prep.inputs.iter().find(|i| i.baseline) else {
+        return Ok(Vec::new());
+    };
+    let compare_options = compare::CompareOptions {
+        confidence: options.confidence,
+        ..compare::CompareOptions::default()
+    };
+    prep.inputs
+        .iter()
+        .filter(|i| !i.baseline)
+        .map(|new| compare::compare(&base.decoded, &new.decoded, &compare_options))
+        .collect()
+}
+
+/// The spectrum, log and linear (the page's buttons switch between them).
+fn spectrum_section(page: &mut Page, prep: &Prepared, svgs: bool, charts: &mut Vec<Chart>) {
+    let log = spectrum::render(prep, true, "chart-spectrum", false);
+    let linear = spectrum::render(prep, false, "chart-spectrum-linear", false);
     if svgs {
         charts.push(Chart {
             file: "spectrum.svg".into(),
-            svg: spectrum::render(&prep, true, "chart-spectrum", true),
+            svg: spectrum::render(prep, true, "chart-spectrum", true),
         });
         charts.push(Chart {
             file: "spectrum-linear.svg".into(),
-            svg: spectrum::render(&prep, false, "chart-spectrum-linear", true),
+            svg: spectrum::render(prep, false, "chart-spectrum-linear", true),
         });
     }
     page.section(
@@ -157,14 +185,17 @@ pub fn build(
              distribution. Bands: latency clusters, drawn when a series has more than one (and at most {} \
              series are drawn). Click a legend entry to hide or show a series.{}</p>",
             spectrum::MAX_BANDED,
-            undrawn(&prep)
+            undrawn(prep)
         ),
     );
+}
 
-    match histogram::render(&prep, "chart-histogram", false) {
+/// The histogram, or a note when no input carries a distribution.
+fn histogram_section(page: &mut Page, prep: &Prepared, svgs: bool, charts: &mut Vec<Chart>) {
+    match histogram::render(prep, "chart-histogram", false) {
         Some(h) => {
             if let Some(s) = svgs
-                .then(|| histogram::render(&prep, "chart-histogram", true))
+                .then(|| histogram::render(prep, "chart-histogram", true))
                 .flatten()
             {
                 charts.push(Chart {
@@ -179,7 +210,7 @@ pub fn build(
                     "<figure>{h}</figure><p class=\"caption\">How many values fell in each latency bin \
                      (20 bins per decade). Both axes are logarithmic, so a single value far in the tail \
                      still shows as a bar.{}</p>",
-                    printed_note(&prep, "the histogram")
+                    printed_note(prep, "the histogram")
                 ),
             );
         }
@@ -189,7 +220,10 @@ pub fn build(
             "<p class=\"note\">No input carries a distribution (only printed percentiles), so there is no histogram.</p>",
         ),
     }
+}
 
+/// A timeline and stall table per series with timed intervals.
+fn timelines_section(page: &mut Page, prep: &Prepared, svgs: bool, charts: &mut Vec<Chart>) {
     let mut timelines = String::new();
     for (k, view) in prep.series.iter().enumerate() {
         let a = prep.analysis(view);
@@ -214,7 +248,7 @@ pub fn build(
             esc(&view.label),
             t.svg,
             t.hover,
-            tables::stalls(&prep, k)
+            tables::stalls(prep, k)
         );
     }
     if timelines.is_empty() {
@@ -228,21 +262,11 @@ pub fn build(
                 "<p class=\"caption\">Per interval: p50, p99, max and mean. The mean is what a per-second \
                  monitoring average shows; it stays flat while the max spikes. Shaded: stalls found by the \
                  analysis. Hover for an interval's values.{}</p>",
-                printed_note(&prep, "timelines")
+                printed_note(prep, "timelines")
             ),
         );
     }
     page.section("timelines", "Timelines and stalls", &timelines);
-
-    if !comparisons.is_empty() {
-        let body: String = comparisons.iter().map(tables::comparison).collect();
-        page.section("comparison", "Before / after", &body);
-    }
-    page.section("host", "Host conditions", &host::hosts(&prep));
-    Ok(Report {
-        html: page.finish(),
-        charts,
-    })
 }
 
 /// Names the series the spectrum leaves out (no printed percentile).
