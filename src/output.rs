@@ -18,19 +18,20 @@
 //! above.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::formats::GZIP_MAGIC;
-use crate::formats::hlog::CAUDA_HLOG_MARK;
 use crate::input::kind_of;
 
 mod dir;
+mod marks;
 pub use dir::{CheckedDir, check_dir, write_dir};
+pub use marks::HTML_MARK;
+use marks::{is_cauda_hlog, is_cauda_html, is_cauda_run_file};
 
 /// What kind of file cauda may overwrite at a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,48 +64,6 @@ pub enum Checked {
     },
 }
 
-/// The first `n` bytes of a file, decompressed when it is gzip; empty when
-/// unreadable.
-fn head_of(path: &Path, n: u64) -> Vec<u8> {
-    let mut head = Vec::new();
-    let Ok(mut file) = File::open(path) else {
-        return head;
-    };
-    let _ = (&mut file).take(2).read_to_end(&mut head);
-    let gzip = head == GZIP_MAGIC;
-    let rest = std::io::Cursor::new(std::mem::take(&mut head)).chain(file);
-    let _ = if gzip {
-        flate2::read::MultiGzDecoder::new(rest)
-            .take(n)
-            .read_to_end(&mut head)
-    } else {
-        rest.take(n).read_to_end(&mut head)
-    };
-    head
-}
-
-fn is_cauda_run_file(path: &Path) -> bool {
-    String::from_utf8_lossy(&head_of(path, 64))
-        .trim_start()
-        .starts_with("{\"schema\":\"cauda.run/")
-}
-
-/// In the head of every HTML report cauda writes, followed by its version:
-/// how cauda knows its own reports (and may write them again).
-pub const HTML_MARK: &str = "<meta name=\"generator\" content=\"cauda ";
-
-fn is_cauda_html(path: &Path) -> bool {
-    let head = head_of(path, 512);
-    head.starts_with(b"<!DOCTYPE html>")
-        && head
-            .windows(HTML_MARK.len())
-            .any(|w| w == HTML_MARK.as_bytes())
-}
-
-fn is_cauda_hlog(path: &Path) -> bool {
-    head_of(path, CAUDA_HLOG_MARK.len() as u64).starts_with(CAUDA_HLOG_MARK.as_bytes())
-}
-
 /// Checks that `path` can be written: its directory exists and is
 /// writable, nothing but a regular file is there, and an existing file is
 /// cauda's own (or `force`). Returns what writing it may replace.
@@ -126,7 +85,7 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
             let ours = match kind {
                 OwnKind::RunFile => is_cauda_run_file(path),
                 OwnKind::Hlog => is_cauda_hlog(path),
-                OwnKind::Parquet => dir::is_cauda_parquet(path),
+                OwnKind::Parquet => marks::is_cauda_parquet(path),
                 OwnKind::HtmlReport => is_cauda_html(path),
                 OwnKind::Other => false,
             };

@@ -22,7 +22,7 @@ pub struct Fanout {
     /// The root's percentiles, ns.
     pub root_percentiles: Percentiles,
     /// How far the leaf sample supports each root percentile.
-    pub root_support: super::Keyed<Support>,
+    pub root_support: super::keyed::Keyed<Support>,
     /// Probability that a request meets at least one leaf p99.
     pub p_hit_leaf_p99: f64,
     /// The leaf percentile the root's p99 requires.
@@ -55,7 +55,7 @@ pub fn fanout(
                 .map(|(p, v)| (p.key.clone(), v))
                 .collect(),
         ),
-        root_support: super::Keyed(
+        root_support: super::keyed::Keyed(
             percentiles
                 .iter()
                 .zip(&leaf_q)

@@ -13,9 +13,9 @@
 
 use serde::Serialize;
 
-use super::SeriesAnalysis;
 use super::stalls::Hint;
 use super::stalls::{IntervalPoint, Stall};
+use crate::model::Summary;
 use crate::model::kernel::{KERNEL_TAGS, device_tag_of};
 
 /// A probe's series split at the block device.
@@ -53,33 +53,39 @@ pub struct LayerPoint {
 
 const SPLIT_AT: [&str; 2] = ["50", "99"];
 
-/// The split of every series that has a device series beside it.
-pub fn splits(series: &[SeriesAnalysis]) -> Vec<LayerSplit> {
-    let find = |tag: &str| series.iter().find(|s| s.tag == tag && s.summary.count > 0);
+/// The split of every series (its tag and summary) that has a device
+/// series beside it.
+pub fn splits(series: &[(&str, &Summary)]) -> Vec<LayerSplit> {
+    let find = |tag: &str| {
+        series
+            .iter()
+            .find(|(t, s)| *t == tag && s.count > 0)
+            .map(|(_, s)| *s)
+    };
     series
         .iter()
-        .filter_map(|app| {
-            let device_tag = device_tag_of(&app.tag)?;
+        .filter_map(|&(app_tag, app_summary)| {
+            let device_tag = device_tag_of(app_tag)?;
             let device = find(device_tag)?;
             let total = find(&device_tag.replace("block.device", "block.total"));
             let runq = find("runq");
             let at: Vec<LayerPoint> = SPLIT_AT
                 .iter()
                 .filter_map(|p| {
-                    let app_ns = app.summary.percentiles.get(p)?;
-                    let device_ns = device.summary.percentiles.get(p)?;
+                    let app_ns = app_summary.percentiles.get(p)?;
+                    let device_ns = device.percentiles.get(p)?;
                     Some(LayerPoint {
                         percentile: (*p).to_string(),
                         app_ns,
                         device_ns,
-                        block_total_ns: total.and_then(|t| t.summary.percentiles.get(p)),
+                        block_total_ns: total.and_then(|t| t.percentiles.get(p)),
                         above_device_ns: app_ns as i64 - device_ns as i64,
-                        runq_ns: runq.and_then(|r| r.summary.percentiles.get(p)),
+                        runq_ns: runq.and_then(|r| r.percentiles.get(p)),
                     })
                 })
                 .collect();
             (!at.is_empty()).then(|| LayerSplit {
-                series: app.tag.clone(),
+                series: app_tag.to_string(),
                 device_series: device_tag.to_string(),
                 at,
             })
@@ -163,8 +169,14 @@ pub fn runq_hint(runq_points: &[IntervalPoint], stall: &Stall) -> Option<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::SeriesAnalysis;
     use crate::model::{IntervalRecord, MeasuredFrom, Series};
     use crate::record::LatencyHistogram;
+
+    /// The series as [`splits`] takes them.
+    fn tagged(all: &[SeriesAnalysis]) -> Vec<(&str, &Summary)> {
+        all.iter().map(|s| (s.tag.as_str(), &s.summary)).collect()
+    }
 
     /// `tag`: two intervals of 1,000 values, `low` for 98 % and `high` for
     /// the rest.
@@ -192,7 +204,7 @@ mod tests {
             analysed("runq", 9_000, 12_000),
         ];
         let [app, device, runq] = &all;
-        let split = &splits(&all)[0];
+        let split = &splits(&tagged(&all))[0];
         assert_eq!(
             (split.series.as_str(), split.device_series.as_str()),
             ("read", "block.device:read")
@@ -214,12 +226,12 @@ mod tests {
             analysed("read", 50_000, 90_000),
             analysed("block.device:read", 35_000, 70_000),
         ];
-        assert_eq!(splits(&no_runq)[0].at[0].runq_ns, None);
+        assert_eq!(splits(&tagged(&no_runq))[0].at[0].runq_ns, None);
         let no_device = [
             analysed("read", 50_000, 90_000),
             analysed("runq", 9_000, 12_000),
         ];
-        assert!(splits(&no_device).is_empty());
+        assert!(splits(&tagged(&no_device)).is_empty());
     }
 
     fn point(start_s: f64, max: u64) -> IntervalPoint {

@@ -8,6 +8,7 @@ pub mod co;
 pub mod compare;
 pub mod fanout;
 pub mod hints;
+pub mod keyed;
 pub mod layers;
 pub mod quantile;
 pub mod special;
@@ -23,6 +24,7 @@ use crate::model::{LoadMode, MeasuredFrom, Role, Series, Summary};
 use crate::record::buckets::BucketCounts;
 use crate::record::{ExactStats, LatencyHistogram};
 pub use ci::Support;
+pub use keyed::Keyed;
 pub use quantile::Percentile;
 
 /// The schema of `cauda analyze --json`.
@@ -52,28 +54,6 @@ impl Default for Options {
             expected_interval_ns: None,
             timeline: false,
         }
-    }
-}
-
-/// Values by percentile key, in the order asked for; a JSON object.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Keyed<T>(pub Vec<(String, T)>);
-
-impl<T> Keyed<T> {
-    /// The value for a percentile key.
-    pub fn get(&self, key: &str) -> Option<&T> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-}
-
-impl<T: Serialize> Serialize for Keyed<T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, value) in &self.0 {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
     }
 }
 
@@ -405,7 +385,11 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
         })
         .collect::<Result<_>>()?;
     add_hints(input, &mut series);
-    let layers = layers::splits(&series);
+    let tagged: Vec<(&str, &Summary)> = series
+        .iter()
+        .map(|s| (s.tag.as_str(), &s.summary))
+        .collect();
+    let layers = layers::splits(&tagged);
     Ok(InputAnalysis {
         source: input.source.clone(),
         format: input.format,

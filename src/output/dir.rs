@@ -3,8 +3,7 @@
 //! `--force`, never a link, each file in it checked and written as
 //! [`super::check_writable`] and [`super::write_checked`] do.
 
-use std::fs::{self, File};
-use std::io::{Read, Seek, SeekFrom};
+use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -12,32 +11,7 @@ use anyhow::Result;
 
 use super::{Checked, OwnKind, check_writable, write_checked};
 use crate::error::input_error;
-use crate::formats::parquet::MARK as CAUDA_PARQUET_MARK;
 use crate::input::kind_of;
-
-/// Whether a Parquet file's footer (metadata, its 4-byte length, `PAR1`)
-/// carries cauda's mark; footers over 16 MiB are not cauda's.
-pub(super) fn is_cauda_parquet(path: &Path) -> bool {
-    let footer = || -> std::io::Result<Vec<u8>> {
-        let mut file = File::open(path)?;
-        let mut tail = [0u8; 8];
-        file.seek(SeekFrom::End(-8))?;
-        file.read_exact(&mut tail)?;
-        let [a, b, c, d, magic @ ..] = tail;
-        let length = u32::from_le_bytes([a, b, c, d]);
-        if magic != *b"PAR1" || length > 16 << 20 {
-            return Ok(Vec::new());
-        }
-        let mut footer = vec![0; length as usize];
-        file.seek(SeekFrom::End(-8 - i64::from(length)))?;
-        file.read_exact(&mut footer)?;
-        Ok(footer)
-    };
-    footer().is_ok_and(|f| {
-        f.windows(CAUDA_PARQUET_MARK.len())
-            .any(|w| w == CAUDA_PARQUET_MARK.as_bytes())
-    })
-}
 
 /// An output directory as checked: what was there, and what writing each
 /// of its files may replace.

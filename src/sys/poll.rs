@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::monotonic_ns;
+use super::clock::monotonic_ns;
 
 /// Sets a listening socket's accept queue to `backlog` connections (Linux
 /// takes a second `listen(2)` as a resize; the kernel caps it at

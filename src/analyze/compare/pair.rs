@@ -3,7 +3,7 @@
 //! intervals, or the percentiles' own CIs when a side has one interval),
 //! and the verdict.
 
-use super::{CompareOptions, Metric, PRECISION, Row, Verdict};
+use super::comparison::{CompareOptions, Metric, PRECISION, Row, Verdict};
 use crate::analyze::ci::percentile_cis;
 use crate::analyze::quantile::Percentile;
 use crate::analyze::special::normal_quantile;
