@@ -136,10 +136,10 @@ fn direct_refused(path: &Path) -> anyhow::Error {
     ))
 }
 
-fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> {
+/// A symbolic link is refused when it leads nowhere, and for a write run
+/// (which writes only to a file named by its own path).
+fn refuse_link(path: &Path, req: &OpenRequest) -> Result<()> {
     let shown = path.display();
-    let mut created = false;
-    let mark;
     if let Ok(link) = std::fs::symlink_metadata(path)
         && link.file_type().is_symlink()
     {
@@ -159,6 +159,14 @@ fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> 
             )));
         }
     }
+    Ok(())
+}
+
+fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> {
+    let shown = path.display();
+    let mut created = false;
+    let mark;
+    refuse_link(path, req)?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.file_type().is_block_device() => {
             return Err(input_error(format!(
