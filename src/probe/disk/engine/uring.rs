@@ -3,7 +3,7 @@
 //! operation costs no fd lookup or page pinning. `flush` submits without
 //! waiting (the loop calls it per `--submit-batch`); `submit` takes what has
 //! completed and, only when that is not enough, submits and waits in one
-//! `io_uring_enter`. The `unsafe` it needs lives in [`super::sys`].
+//! `io_uring_enter`. The `unsafe` it needs lives in the engines' `sys`.
 
 use std::fs::File;
 use std::io;

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-pub use self::config::{Engine, ServeConfig};
+pub use self::config::{Engine, REFLECTION_FACTOR, ServeConfig};
 pub use self::stats::ServeStats;
 
 use self::conn::{Answer, Closed, Conn, Faults, Watch, count_closed, longest_idle, reply_header};
