@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use cauda::model::disk::EngineKind;
+use cauda::probe::disk::any_engine::{AnyEngine, make_engine};
 use cauda::probe::disk::engine::{Dir, Engine, Op};
 use cauda::probe::disk::measure::{Job, JobStats, SeriesMap};
 use cauda::probe::disk::target::{self, OpenRequest, Target, TargetSpec};
 use cauda::probe::disk::workload::{Distribution, Rw, Workload, WorkloadSpec};
-use cauda::probe::disk::{AnyEngine, make_engine};
 use cauda::record::{Arrivals, FakeClock, Schedule, StopFlag};
 use common::{cauda, read_json, refused, saved_run};
 use serde_json::Value;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Result, anyhow};
 
-use super::DiskConfig;
+use super::config::DiskConfig;
 use super::engine::Dir;
 use super::measure::JobStats;
 use super::sys::CpuTime;

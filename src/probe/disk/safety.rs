@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::target::sysfs_block_dir;
+use super::sysfs::sysfs_block_dir;
 use crate::error::input_error;
 
 /// What a device holds that a write would destroy: signatures, partitions,

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use super::mark::{read_mark, write_mark};
 use super::safety::data_on_device;
+use super::sysfs::{logical_block_size, sysfs_block_dir};
 use crate::error::{input_error, interrupted};
 use crate::model::disk::Mark;
 use crate::record::StopFlag;
@@ -135,10 +136,10 @@ fn direct_refused(path: &Path) -> anyhow::Error {
     ))
 }
 
-fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> {
+/// A symbolic link is refused when it leads nowhere, and for a write run
+/// (which writes only to a file named by its own path).
+fn refuse_link(path: &Path, req: &OpenRequest) -> Result<()> {
     let shown = path.display();
-    let mut created = false;
-    let mark;
     if let Ok(link) = std::fs::symlink_metadata(path)
         && link.file_type().is_symlink()
     {
@@ -158,6 +159,14 @@ fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> 
             )));
         }
     }
+    Ok(())
+}
+
+fn open_file(path: &Path, req: &OpenRequest, stop: &StopFlag) -> Result<Target> {
+    let shown = path.display();
+    let mut created = false;
+    let mark;
+    refuse_link(path, req)?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.file_type().is_block_device() => {
             return Err(input_error(format!(
@@ -491,43 +500,6 @@ fn remove_stale_partials(path: &Path) {
             );
         }
     }
-}
-
-/// `/sys/dev/block/MAJ:MIN`, if that block device exists.
-pub fn sysfs_block_dir(dev: (u32, u32)) -> Option<PathBuf> {
-    let dir = PathBuf::from(format!("/sys/dev/block/{}:{}", dev.0, dev.1));
-    std::fs::canonicalize(dir).ok()
-}
-
-/// The whole-disk sysfs directory of a device (its parent for a partition).
-pub fn whole_disk_dir(dev: (u32, u32)) -> Option<PathBuf> {
-    let dir = sysfs_block_dir(dev)?;
-    if dir.join("partition").exists() {
-        dir.parent().map(Path::to_path_buf)
-    } else {
-        Some(dir)
-    }
-}
-
-/// The logical block size of the device `dev`, and where it came from.
-pub fn logical_block_size(dev: (u32, u32)) -> (u64, String) {
-    if let Some(disk) = whole_disk_dir(dev) {
-        let file = disk.join("queue/logical_block_size");
-        if let Some(size) = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .filter(|&s| s.is_power_of_two())
-        {
-            return (size, file.display().to_string());
-        }
-    }
-    (
-        4096,
-        format!(
-            "assumed: device {}:{} has no block queue in sysfs",
-            dev.0, dev.1
-        ),
-    )
 }
 
 fn open_device(path: &Path, req: &OpenRequest) -> Result<Target> {

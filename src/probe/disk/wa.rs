@@ -13,7 +13,8 @@
 use std::fs::File;
 
 use super::nvme::{self, NvmeCounters};
-use super::target::{Target, sysfs_block_dir, whole_disk_dir};
+use super::sysfs::{sysfs_block_dir, whole_disk_dir};
+use super::target::Target;
 use crate::model::disk::{Amplification, WriteAmplification};
 
 /// No figure, and why.

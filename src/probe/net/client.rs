@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Result, anyhow};
 
-use super::Proto;
+use super::config::{Proto, SeriesIds};
 use super::link::{Link, Received};
 use super::protocol::{Header, Kind};
 use crate::model::run::FAULT_TOTALS;
@@ -108,17 +108,6 @@ pub struct Pacing {
     pub start_ns: u64,
     /// When to send no more.
     pub end_ns: u64,
-}
-
-/// Which series a measurement goes to.
-#[derive(Clone, Copy, Debug)]
-pub struct SeriesIds {
-    /// The round trip (from the intended send in rate mode).
-    pub rtt: usize,
-    /// From the actual send; rate mode only.
-    pub service: Option<usize>,
-    /// The round trip halved; `--report-half` only.
-    pub half: Option<usize>,
 }
 
 /// The request being built and the replies remembered.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 
-use super::Proto;
+use super::config::Proto;
 use super::protocol::{FrameError, HEADER_LEN, Header, Kind};
 use crate::record::{Clock, StopFlag};
 

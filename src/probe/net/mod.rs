@@ -6,158 +6,64 @@
 //! - [`mod@serve`]: the responder (a thread per TCP connection or one epoll
 //!   loop; one UDP thread), with limits;
 //! - [`client`]: the measuring loop, one connection per probe thread;
-//! - [`link`]: the client's socket: connect, send, receive by a deadline.
+//! - [`link`]: the client's socket: connect, send, receive by a deadline;
+//! - [`config`]: the parameters and their checks; `conns`: the
+//!   connections as the session runs them.
 //!
 //! Message accounting (sent, answered, lost, in flight, duplicates, late
 //! and wrong-sequence replies) goes into the run file's `faults` map, all
 //! keys present, so `sent = answered + lost + in_flight` can be checked.
 
 pub mod client;
-mod conn;
-mod epoll;
+pub mod config;
+mod conns;
 pub mod link;
 pub mod protocol;
 pub mod serve;
 
-use std::net::SocketAddr;
-use std::sync::Mutex;
+pub use self::config::{NetConfig, Proto};
 
-use anyhow::{Context, Result, anyhow};
-use serde::Serialize;
+use anyhow::Result;
 
-use self::client::{Conversation, Counts, Pacing, SeriesIds, SharedCounts};
-use self::link::Link;
-use self::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
+use self::client::Counts;
+use self::config::SeriesIds;
+use self::conns::Conns;
+use self::protocol::MAX_MESSAGE_LIMIT;
 use crate::error::input_error;
-use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
-use crate::probe::run::SeriesSpec;
+use crate::model::{LoadMode, RunFile, Warning};
 use crate::probe::run::{self, Destination, Finished, Plan};
-use crate::record::{MonotonicClock, Recorder, StopFlag};
-use crate::sys;
+use crate::record::{Recorder, StopFlag};
 use crate::units::format_duration_compact;
-
-/// The transport.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Proto {
-    /// TCP, one connection per --conns, TCP_NODELAY on.
-    Tcp,
-    /// UDP, one connected socket per --conns.
-    Udp,
-}
-
-/// The `net` probe's parameters, as resolved; stored in the run file.
-#[derive(Clone, Debug, Serialize)]
-pub struct NetConfig {
-    /// The responder; with `loopback`, filled in once it listens.
-    pub target: Option<SocketAddr>,
-    /// An in-process responder on an ephemeral loopback port.
-    pub loopback: bool,
-    /// TCP or UDP.
-    pub proto: Proto,
-    /// Request size in bytes, header included.
-    pub size: u32,
-    /// Reply size in bytes, header included.
-    pub response_size: u32,
-    /// Connections, one thread each.
-    pub conns: usize,
-    /// How long to measure, in ns.
-    pub runtime_ns: u64,
-    /// Open loop: messages per second over all connections; `None`: ping-pong.
-    pub rate_per_s: Option<f64>,
-    /// Closed loop: idle this long after each reply, in ns.
-    pub gap_ns: u64,
-    /// A reply later than this (ns) is lost.
-    pub timeout_ns: u64,
-    /// Spin on non-blocking sockets.
-    pub busy_poll: bool,
-    /// CPUs to pin connection threads to; empty = unpinned.
-    pub cpus: Vec<usize>,
-    /// Also record `rtt/2`.
-    pub report_half: bool,
-    /// The histogram interval length in ns.
-    pub interval_length_ns: u64,
-}
-
-impl NetConfig {
-    /// Checks the parameters; every problem is an input error naming its flag.
-    pub fn validate(&self) -> Result<()> {
-        for (flag, bytes) in [
-            ("--size", self.size),
-            ("--response-size", self.response_size),
-        ] {
-            if !(HEADER_LEN as u32..=MAX_MESSAGE_LIMIT).contains(&bytes) {
-                return Err(input_error(format!(
-                    "{flag} {bytes}: must lie between {HEADER_LEN} (the frame header) and \
-                     {MAX_MESSAGE_LIMIT} bytes"
-                )));
-            }
-        }
-        if self.conns == 0 || self.conns > 1024 {
-            return Err(input_error("--conns: must lie between 1 and 1024"));
-        }
-        if self.runtime_ns < 1_000_000 || self.runtime_ns > 30 * 24 * 3_600_000_000_000 {
-            return Err(input_error("--runtime: must lie between 1ms and 30 days"));
-        }
-        if self.timeout_ns < 1_000_000 || self.timeout_ns > 3_600_000_000_000 {
-            return Err(input_error("--timeout: must lie between 1ms and 1h"));
-        }
-        if self.gap_ns > 3_600_000_000_000 {
-            return Err(input_error("--gap: at most 1h"));
-        }
-        if let Some(rate) = self.rate_per_s
-            && rate / self.conns as f64 > 1e6
-        {
-            return Err(input_error(format!(
-                "--rate {rate}/s: above 1M/s per connection, which one message in flight cannot \
-                 reach; add --conns"
-            )));
-        }
-        crate::probe::check_interval_length(self.interval_length_ns)?;
-        crate::probe::check_cpus(&self.cpus)?;
-        Ok(())
-    }
-
-    fn series(&self) -> (Vec<SeriesSpec>, SeriesIds) {
-        let rate = self.rate_per_s.is_some();
-        let from = if rate {
-            MeasuredFrom::IntendedStart
-        } else {
-            MeasuredFrom::ActualStart
-        };
-        let mut specs = vec![SeriesSpec {
-            tag: "rtt".into(),
-            measured_from: from,
-        }];
-        let mut ids = SeriesIds {
-            rtt: 0,
-            service: None,
-            half: None,
-        };
-        if rate {
-            ids.service = Some(specs.len());
-            specs.push(SeriesSpec {
-                tag: "service".into(),
-                measured_from: MeasuredFrom::ActualStart,
-            });
-        }
-        if self.report_half {
-            ids.half = Some(specs.len());
-            specs.push(SeriesSpec {
-                tag: "rtt/2".into(),
-                measured_from: from,
-            });
-        }
-        (specs, ids)
-    }
-}
 
 /// Runs the probe (starting the loopback responder if asked) and writes
 /// its run file, with the message accounting in `faults`.
 pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
+    let (_server, config) = start_loopback(config)?;
+    let target = config
+        .target
+        .ok_or_else(|| input_error("give --connect ADDR:PORT or --loopback"))?;
+    let (plan, ids) = plan(&config)?;
+    let conns = Conns::new(&config, target, ids, stop);
+    let prepare = |thread: usize| conns.prepare(thread);
+    let body = |thread: usize, start: u64, recorder: &mut Recorder, stop: &StopFlag| {
+        conns.body(thread, start, recorder, stop)
+    };
+    // The message accounting completes the run before its one write, also
+    // when a connection failed after measuring.
+    let complete = |run: &mut RunFile| {
+        annotate(run, &conns.total(), &config);
+        Ok(())
+    };
+    let observe = run::Observe::default();
+    run::run_completing(plan, &observe, destination, stop, prepare, body, complete)
+}
+
+/// With `--loopback`, starts the in-process responder (kept running until
+/// the returned server is dropped) and aims the probe at it.
+fn start_loopback(config: &NetConfig) -> Result<(Option<serve::Server>, NetConfig)> {
     let server_stop = StopFlag::new();
-    let _server = if config.loopback {
+    let server = if config.loopback {
         let serve_config = serve::ServeConfig {
             max_message: MAX_MESSAGE_LIMIT,
             // Room for every connection of this run: none is evicted.
@@ -169,13 +75,14 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
         None
     };
     let mut config = config.clone();
-    if let Some(server) = &_server {
+    if let Some(server) = &server {
         config.target = Some(server.addr());
     }
-    let target = config
-        .target
-        .ok_or_else(|| input_error("give --connect ADDR:PORT or --loopback"))?;
+    Ok((server, config))
+}
 
+/// The session's plan, and where each connection records.
+fn plan(config: &NetConfig) -> Result<(Plan, SeriesIds)> {
     let (series, ids) = config.series();
     let plan = Plan {
         probe: "net",
@@ -184,122 +91,13 @@ pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Re
         } else {
             LoadMode::ClosedLoop
         },
-        parameters: serde_json::to_value(&config)?,
+        parameters: serde_json::to_value(config)?,
         series,
         threads: config.conns,
         interval_ns: config.interval_length_ns,
         warnings: Vec::new(),
     };
-    // Each connection, warmed up, and when it was (monotonic ns).
-    let links: Vec<Mutex<Option<(Link, Conversation, u64)>>> =
-        (0..config.conns).map(|_| Mutex::new(None)).collect();
-    let shared = SharedCounts::default();
-    let max_frame = config.size.max(config.response_size);
-
-    // Connects and warms up connection `thread`.
-    let open = |thread: usize| -> Result<(Link, Conversation)> {
-        let mut link = Link::connect(
-            config.proto,
-            target,
-            config.timeout_ns,
-            config.busy_poll,
-            max_frame,
-        )
-        .map_err(|e| {
-            if config.loopback {
-                anyhow!(
-                    "{e}: the in-process responder did not take connection {} of {}",
-                    thread + 1,
-                    config.conns
-                )
-            } else {
-                let udp = if config.proto == Proto::Udp {
-                    " --udp"
-                } else {
-                    ""
-                };
-                anyhow!("{e}; is `cauda serve --listen {target}{udp}` running there?")
-            }
-        })?;
-        let mut talk = Conversation::new(config.size, config.response_size);
-        client::warm_up(
-            &MonotonicClock,
-            &mut link,
-            &mut talk,
-            config.timeout_ns,
-            stop,
-        )?;
-        talk.counts = Counts::default();
-        Ok((link, talk))
-    };
-    /// A connection idle this long before the run starts is opened again.
-    const REOPEN_AFTER_NS: u64 = 1_000_000_000;
-    let prepare = |thread: usize| -> Result<()> {
-        if !config.cpus.is_empty() {
-            let cpu = config.cpus[thread % config.cpus.len()];
-            sys::pin_current_thread(cpu).map_err(|e| {
-                input_error(format!("--cpus: cannot pin a thread to CPU {cpu} ({e})"))
-            })?;
-        }
-        let _ = sys::set_timer_slack_ns(1);
-        let (link, talk) = open(thread)?;
-        *links[thread].lock().map_err(|_| anyhow!("poisoned"))? =
-            Some((link, talk, sys::monotonic_ns()));
-        Ok(())
-    };
-    let body =
-        |thread: usize, start: u64, recorder: &mut Recorder, stop: &StopFlag| -> Result<u64> {
-            let (mut link, mut talk, opened) = links[thread]
-                .lock()
-                .map_err(|_| anyhow!("poisoned"))?
-                .take()
-                .ok_or_else(|| anyhow!("connection {thread} was not prepared"))?;
-            // After a wait (--start-at) the responder may have closed the
-            // idle connection: open it afresh. The one made while preparing
-            // checked, before the wait, that the target answers.
-            if start.saturating_sub(opened) > REOPEN_AFTER_NS {
-                drop(link);
-                (link, talk) = open(thread)?;
-            }
-            let pacing = Pacing {
-                rate: config.rate_per_s.map(|r| {
-                    let period = 1e9 * config.conns as f64 / r;
-                    (
-                        period,
-                        (period * thread as f64 / config.conns as f64) as u64,
-                    )
-                }),
-                gap_ns: config.gap_ns,
-                timeout_ns: config.timeout_ns,
-                busy_poll: config.busy_poll,
-                start_ns: start,
-                end_ns: start + config.runtime_ns,
-            };
-            let result = client::ping(
-                &MonotonicClock,
-                &mut link,
-                &mut talk,
-                pacing,
-                ids,
-                recorder,
-                stop,
-            );
-            shared.add(&talk.counts);
-            result.with_context(|| {
-                format!(
-                    "connection {thread}: after {} replies to {} messages",
-                    talk.counts.answered, talk.counts.sent
-                )
-            })
-        };
-    // The message accounting completes the run before its one write, also
-    // when a connection failed after measuring.
-    let complete = |run: &mut RunFile| {
-        annotate(run, &shared.total(), &config);
-        Ok(())
-    };
-    let observe = run::Observe::default();
-    run::run_completing(plan, &observe, destination, stop, prepare, body, complete)
+    Ok((plan, ids))
 }
 
 /// Puts the message accounting in `faults` and warns about what went wrong.

@@ -3,10 +3,13 @@
 //! failed with the broker's error, or expired after `--timeout`), and what
 //! is left in flight or unsent at the end.
 
-use anyhow::Result;
-use kafka_protocol::messages::ProduceResponse;
+use anyhow::{Result, anyhow};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 
-use super::*;
+use super::state::{InFlight, Pending, ProduceSeries, Producer};
+use crate::probe::broker::ledger::Ledger;
+use crate::probe::broker::wire::{self, error_name};
+use crate::record::{Clock, Sink};
 
 impl Producer {
     /// Sleeps until a socket is readable or `deadline`, then handles what

@@ -14,8 +14,7 @@
 //! timed here, and `e2e` at the consumer.
 
 mod acks;
-
-use acks::{advice, first_error};
+mod state;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -29,91 +28,14 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
-use super::admin::Versions;
+pub use self::state::{Pace, ProduceSeries, ProduceSettings, Producer};
+
+use self::acks::{advice, first_error};
+use self::state::{Batch, InFlight, Leader, Pending};
 use super::ledger::{Ledger, Produced};
 use super::stamp::Stamp;
 use super::wire::{self, Conn, error_name};
-use crate::model::broker::ClientSettings;
-use crate::record::{Arrivals, Clock, Schedule, Sink, StopFlag};
-
-/// What every producer of a run shares.
-#[derive(Clone, Debug)]
-pub struct ProduceSettings {
-    /// The topic.
-    pub topic: String,
-    /// acks, record size, linger, batch size, in-flight requests and
-    /// timeouts: the settings the run file records, read from there.
-    pub client: ClientSettings,
-    /// Protocol versions.
-    pub versions: Versions,
-    /// Socket timeout for blocking reads and writes.
-    pub io_timeout: Duration,
-}
-
-/// Where a producer's measurements go.
-#[derive(Clone, Copy, Debug)]
-pub struct ProduceSeries {
-    /// Intended → ack (`None` with acks=0).
-    pub publish: Option<usize>,
-    /// Written → ack (`None` with acks=0).
-    pub service: Option<usize>,
-    /// Intended → written.
-    pub queue: usize,
-}
-
-/// How a producer paces its records.
-#[derive(Clone, Copy, Debug)]
-pub enum Pace {
-    /// Open loop: this producer's records per second and arrivals.
-    Rate(f64, Arrivals),
-    /// Closed loop: the next record once the previous one was consumed.
-    Closed,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    seq: u64,
-    intended: u64,
-}
-
-#[derive(Debug, Default)]
-struct Batch {
-    records: Vec<Pending>,
-    opened_ns: u64,
-}
-
-#[derive(Debug)]
-struct InFlight {
-    corr: i32,
-    sent_ns: u64,
-    /// (partition slot, its records).
-    batches: Vec<(usize, Vec<Pending>)>,
-    /// Given up after the delivery timeout; its response is ignored.
-    abandoned: bool,
-}
-
-#[derive(Debug)]
-struct Leader {
-    conn: Conn,
-    in_flight: VecDeque<InFlight>,
-}
-
-/// One producer thread's state.
-#[derive(Debug)]
-pub struct Producer {
-    index: usize,
-    settings: ProduceSettings,
-    leaders: Vec<Leader>,
-    /// Per partition slot: (partition, leader index).
-    slots: Vec<(i32, usize)>,
-    batches: Vec<Batch>,
-    next_slot: usize,
-    seq: u64,
-    produced: Produced,
-    payload: Vec<u8>,
-    frames: Vec<Bytes>,
-    ready: Vec<bool>,
-}
+use crate::record::{Clock, Schedule, Sink, StopFlag};
 
 impl Producer {
     /// Connects producer `index` to the leaders of its partitions:

@@ -8,6 +8,7 @@
 //! the clock.
 
 pub mod psync;
+mod sys;
 pub mod uring;
 
 use std::io;

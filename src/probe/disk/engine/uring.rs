@@ -3,13 +3,13 @@
 //! operation costs no fd lookup or page pinning. `flush` submits without
 //! waiting (the loop calls it per `--submit-batch`); `submit` takes what has
 //! completed and, only when that is not enough, submits and waits in one
-//! `io_uring_enter`. The `unsafe` it needs lives in [`super::super::sys`].
+//! `io_uring_enter`. The `unsafe` it needs lives in the engines' `sys`.
 
 use std::fs::File;
 use std::io;
 
+use super::sys::Ring;
 use super::{Completion, Engine, IoBuffers, Op, Unavailable};
-use crate::probe::disk::sys::Ring;
 
 /// io_uring on one file.
 #[derive(Debug)]

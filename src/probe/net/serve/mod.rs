@@ -16,19 +16,31 @@
 //!   sender, or half a frame held open), a connection that sends nothing
 //!   is closed after `--idle-timeout`, and a reader that does not take its
 //!   replies is closed when a write blocks longer than `--frame-timeout`.
+//!
+//! Here: the listeners and their threads. `config`: the settings;
+//! `stats`: the counters; `conn`: one TCP connection's state, shared by
+//! both engines; `epoll`: the one-thread engine.
+
+mod config;
+mod conn;
+mod epoll;
+mod stats;
 
 use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::conn::{Answer, Closed, Conn, Faults, Watch, longest_idle, reply_header};
-use super::protocol::{HEADER_LEN, Header, Kind, MAX_MESSAGE_LIMIT};
+pub use self::config::{Engine, REFLECTION_FACTOR, ServeConfig};
+pub use self::stats::ServeStats;
+
+use self::conn::{Answer, Closed, Conn, Faults, Watch, count_closed, longest_idle, reply_header};
+use super::protocol::{HEADER_LEN, Header, Kind};
 use crate::error::input_error;
 use crate::record::StopFlag;
 use crate::sys;
@@ -37,221 +49,6 @@ use crate::sys;
 const TICK: Duration = Duration::from_millis(100);
 /// The stack of a connection thread.
 const CONN_STACK: usize = 64 * 1024;
-
-/// How TCP connections are served.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// A thread per connection, blocking reads: the packet wakes the
-    /// connection's own thread.
-    #[default]
-    Threads,
-    /// One thread, one epoll loop, non-blocking sockets.
-    Epoll,
-}
-
-/// The responder's settings.
-#[derive(Clone, Debug)]
-pub struct ServeConfig {
-    /// Where to listen.
-    pub listen: SocketAddr,
-    /// UDP instead of TCP.
-    pub udp: bool,
-    /// The TCP engine.
-    pub engine: Engine,
-    /// Most TCP connections at once.
-    pub max_conns: usize,
-    /// Largest frame accepted or sent.
-    pub max_message: u32,
-    /// A TCP connection silent this long is closed.
-    pub idle_timeout_ns: u64,
-    /// A frame must complete within this long of its first byte.
-    pub frame_timeout_ns: u64,
-    /// Fault injection: do not answer every Nth request.
-    pub drop_every: Option<u64>,
-    /// Fault injection: answer every Nth request twice.
-    pub dup_every: Option<u64>,
-    /// Fault injection: answer every Nth request with a wrong sequence number.
-    pub wrong_seq_every: Option<u64>,
-    /// Answer UDP requests with replies more than [`REFLECTION_FACTOR`]
-    /// times their size on a listener beyond loopback.
-    pub allow_large_replies: bool,
-}
-
-/// The most a UDP reply may outgrow its request on a listener beyond
-/// loopback, unless allowed: a spoofed 28-byte request must not turn cauda
-/// into a 2,000× reflector aimed at someone else.
-pub const REFLECTION_FACTOR: u64 = 8;
-
-impl ServeConfig {
-    /// Whether a UDP request of `request_len` bytes asking for a reply of
-    /// `response_size` bytes is answered.
-    pub fn reply_allowed(&self, request_len: usize, response_size: u32) -> bool {
-        self.allow_large_replies
-            || self.listen.ip().is_loopback()
-            || u64::from(response_size) <= REFLECTION_FACTOR * request_len as u64
-    }
-
-    /// A loopback responder on an ephemeral port with the default limits.
-    pub fn loopback(udp: bool) -> Self {
-        ServeConfig {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            udp,
-            engine: Engine::default(),
-            max_conns: 512,
-            max_message: super::protocol::DEFAULT_MAX_MESSAGE,
-            idle_timeout_ns: 60_000_000_000,
-            frame_timeout_ns: 1_000_000_000,
-            drop_every: None,
-            dup_every: None,
-            wrong_seq_every: None,
-            allow_large_replies: false,
-        }
-    }
-
-    /// Checks the limits; errors name the flag.
-    pub fn validate(&self) -> Result<()> {
-        if !(HEADER_LEN as u32..=MAX_MESSAGE_LIMIT).contains(&self.max_message) {
-            return Err(input_error(format!(
-                "--max-message {}: must lie between {HEADER_LEN} and {MAX_MESSAGE_LIMIT} bytes",
-                self.max_message
-            )));
-        }
-        if self.max_conns == 0 || self.max_conns > 100_000 {
-            return Err(input_error("--max-conns: must lie between 1 and 100000"));
-        }
-        if self.idle_timeout_ns < 1_000_000 || self.frame_timeout_ns < 1_000_000 {
-            return Err(input_error(
-                "--idle-timeout and --frame-timeout must be at least 1ms",
-            ));
-        }
-        for (flag, n) in [
-            ("--drop-every", self.drop_every),
-            ("--dup-every", self.dup_every),
-            ("--wrong-seq-every", self.wrong_seq_every),
-        ] {
-            if n == Some(0) {
-                return Err(input_error(format!("{flag}: must be at least 1")));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// What the responder did, counted.
-#[derive(Debug, Default)]
-pub struct ServeStats {
-    /// Requests answered.
-    pub replies: AtomicU64,
-    /// TCP connections accepted.
-    pub accepted: AtomicU64,
-    /// TCP connections closed on accept: no descriptor, thread or room.
-    pub refused: AtomicU64,
-    /// Connections closed to make room at `--max-conns` (the longest idle).
-    pub evicted: AtomicU64,
-    /// Connections or datagrams dropped for a malformed frame.
-    pub malformed: AtomicU64,
-    /// UDP requests not answered because the reply would be more than
-    /// [`REFLECTION_FACTOR`] times the request (beyond loopback).
-    pub oversized: AtomicU64,
-    /// Connections dropped because a frame was not completed in time.
-    pub slow: AtomicU64,
-    /// Connections closed for being idle.
-    pub idle: AtomicU64,
-    /// TCP connections open now.
-    pub open: AtomicUsize,
-}
-
-impl ServeStats {
-    /// One line for people.
-    pub fn line(&self) -> String {
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let mut line = format!(
-            "{} replies; {} connections accepted, {} refused, {} evicted (longest idle at \
-             --max-conns), dropped: {} malformed, {} slow, {} idle",
-            get(&self.replies),
-            get(&self.accepted),
-            get(&self.refused),
-            get(&self.evicted),
-            get(&self.malformed),
-            get(&self.slow),
-            get(&self.idle)
-        );
-        let oversized = get(&self.oversized);
-        if oversized > 0 {
-            line.push_str(&format!(
-                "; {oversized} UDP request(s) unanswered: the reply would be over \
-                 {REFLECTION_FACTOR}× the request beyond loopback (--allow-large-replies)"
-            ));
-        }
-        line
-    }
-
-    /// The counters as a Prometheus page, labelled with the protocol.
-    pub fn page(&self, protocol: &str) -> crate::probe::run::endpoint::Page {
-        use crate::formats::prometheus::{Family, Metric, Value};
-        let labels = vec![("protocol".to_string(), protocol.to_string())];
-        let counter = |name, help, a: &AtomicU64| Family {
-            name,
-            help,
-            metrics: vec![Metric {
-                labels: labels.clone(),
-                value: Value::Counter(a.load(Ordering::Relaxed) as f64),
-            }],
-        };
-        let families = [
-            counter(
-                "cauda_serve_replies_total",
-                "Requests answered.",
-                &self.replies,
-            ),
-            counter(
-                "cauda_serve_connections_accepted_total",
-                "TCP connections accepted.",
-                &self.accepted,
-            ),
-            counter(
-                "cauda_serve_connections_refused_total",
-                "TCP connections closed on accept: no descriptor, thread or room.",
-                &self.refused,
-            ),
-            counter(
-                "cauda_serve_connections_evicted_total",
-                "Connections closed to make room at --max-conns (the longest idle).",
-                &self.evicted,
-            ),
-            counter(
-                "cauda_serve_malformed_total",
-                "Connections or datagrams dropped for a malformed frame.",
-                &self.malformed,
-            ),
-            counter(
-                "cauda_serve_oversized_total",
-                "UDP requests unanswered: the reply would be too large beyond loopback.",
-                &self.oversized,
-            ),
-            counter(
-                "cauda_serve_slow_total",
-                "Connections dropped because a frame was not completed in time.",
-                &self.slow,
-            ),
-            counter(
-                "cauda_serve_idle_total",
-                "Connections closed for being idle.",
-                &self.idle,
-            ),
-            Family {
-                name: "cauda_serve_connections_open",
-                help: "TCP connections open now.",
-                metrics: vec![Metric {
-                    labels: labels.clone(),
-                    value: Value::Gauge(self.open.load(Ordering::Relaxed) as f64),
-                }],
-            },
-        ];
-        crate::probe::run::endpoint::Page::of(&families, 0)
-    }
-}
 
 /// A running responder.
 #[derive(Debug)]
@@ -302,7 +99,7 @@ impl Server {
                 .spawn(move || match config.engine {
                     Engine::Threads => accept_loop(&listener, &config, &stats, &stop),
                     Engine::Epoll => {
-                        if let Err(e) = super::epoll::serve(&listener, &config, &stats, &stop) {
+                        if let Err(e) = epoll::serve(&listener, &config, &stats, &stop) {
                             eprintln!("cauda serve: the epoll loop failed: {e}");
                         }
                     }
@@ -449,18 +246,6 @@ fn make_room(watches: &mut Vec<Arc<Watch>>, stats: &ServeStats, max_conns: usize
     }
 }
 
-/// Counts a closed connection by why it closed.
-pub(super) fn count_closed(stats: &ServeStats, why: Closed) {
-    let counter = match why {
-        Closed::Peer | Closed::Stop | Closed::Reset => return,
-        Closed::Malformed => &stats.malformed,
-        Closed::Slow => &stats.slow,
-        Closed::Idle => &stats.idle,
-        Closed::Evicted => &stats.evicted,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
-}
-
 fn serve_conn(
     stream: TcpStream,
     watch: &Watch,
@@ -527,25 +312,5 @@ fn serve_udp(socket: &UdpSocket, config: &ServeConfig, stats: &ServeStats, stop:
             let _ = socket.send_to(&out[..reply.len as usize], peer);
         }
         stats.replies.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn udp_replies_beyond_loopback_are_bounded_by_the_request() {
-        let on = |ip: [u8; 4], allow: bool| ServeConfig {
-            listen: SocketAddr::from((ip, 7470)),
-            allow_large_replies: allow,
-            ..ServeConfig::loopback(true)
-        };
-        // The review's case: a 28-byte request asking for 65,507 bytes.
-        assert!(!on([0, 0, 0, 0], false).reply_allowed(28, 65_507));
-        assert!(!on([10, 0, 0, 1], false).reply_allowed(28, 225));
-        assert!(on([10, 0, 0, 1], false).reply_allowed(28, 224));
-        assert!(on([10, 0, 0, 1], true).reply_allowed(28, 65_507));
-        assert!(on([127, 0, 0, 2], false).reply_allowed(28, 65_507));
     }
 }

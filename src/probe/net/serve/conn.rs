@@ -10,8 +10,9 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::protocol::{HEADER_LEN, Header, Kind};
-use super::serve::{ServeConfig, ServeStats};
+use super::config::ServeConfig;
+use super::stats::ServeStats;
+use crate::probe::net::protocol::{HEADER_LEN, Header, Kind};
 use crate::sys;
 
 /// The per-connection buffer size.
@@ -335,4 +336,16 @@ impl Watch {
     pub(super) fn why(&self) -> Option<Closed> {
         self.why.lock().ok().and_then(|w| *w)
     }
+}
+
+/// Counts a closed connection by why it closed.
+pub(super) fn count_closed(stats: &ServeStats, why: Closed) {
+    let counter = match why {
+        Closed::Peer | Closed::Stop | Closed::Reset => return,
+        Closed::Malformed => &stats.malformed,
+        Closed::Slow => &stats.slow,
+        Closed::Idle => &stats.idle,
+        Closed::Evicted => &stats.evicted,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
 }

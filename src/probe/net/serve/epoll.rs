@@ -12,8 +12,9 @@ use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::sync::atomic::Ordering;
 
-use super::conn::{Closed, Conn, longest_idle};
-use super::serve::{ServeConfig, ServeStats, count_closed};
+use super::config::ServeConfig;
+use super::conn::{Closed, Conn, count_closed, longest_idle};
+use super::stats::ServeStats;
 use crate::record::StopFlag;
 use crate::sys::{self, Epoll};
 
