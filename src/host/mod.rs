@@ -6,5 +6,6 @@ pub mod audit;
 pub mod counters;
 pub mod cpulist;
 pub mod kernel;
+pub mod root;
 pub mod snapshot;
 pub mod tune;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 use crate::host::tune::apply::{self, Step};
 use crate::host::tune::journal::{self, JOURNAL_SCHEMA, JournalWriter, Record};
 use crate::host::tune::{DEFAULT_JOURNAL, lock_host, persist, plan, rollback};
@@ -131,7 +131,7 @@ pub fn tune(args: TuneRequest) -> Result<()> {
             args.force,
             "--script",
         )?;
-        let (host, _) = rollback::identity(&root);
+        let (host, _) = root.identity();
         let text = plan::render_script(&plan, &host);
         crate::output::write_checked(script, checked, text.as_bytes())?;
         eprintln!(
@@ -184,7 +184,7 @@ pub fn tune(args: TuneRequest) -> Result<()> {
     }
     let _lock = lock_host(&root)?;
     let journal_path = journal_path(args.journal.as_deref(), &root)?;
-    let (host, boot_id) = rollback::identity(&root);
+    let (host, boot_id) = root.identity();
     let header = Record::Header {
         schema: JOURNAL_SCHEMA.into(),
         host,

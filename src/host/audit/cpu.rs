@@ -40,7 +40,7 @@ fn model(root: &HostRoot) -> Check {
         "the CPU sets which idle states and frequency controls exist",
         "/proc/cpuinfo",
     );
-    match crate::host::snapshot::capture(root).cpu_model {
+    match root.cpu_model() {
         Some(model) => r.info(model, ""),
         None => r.missing("/proc/cpuinfo has no model name"),
     }

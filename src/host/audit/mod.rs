@@ -21,7 +21,7 @@ mod net;
 
 use serde::{Deserialize, Serialize};
 
-use super::snapshot::HostRoot;
+use super::root::HostRoot;
 use crate::model::check::{Check, Fix, Profile, Status};
 
 /// The schema of `cauda host audit --json`.

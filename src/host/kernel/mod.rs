@@ -25,6 +25,7 @@ use anyhow::Result;
 use std::path::Path;
 
 use crate::error::input_error;
+use crate::host::root::HostRoot;
 use crate::model::kernel::{KernelDropped, KernelProgram, KernelReport, KernelSource};
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::ExactStats;
@@ -490,9 +491,9 @@ fn on_grid(tag: &str, read: Vec<IntervalRecord>, grid: &[(u64, u64)]) -> Series 
 
 /// Turns a load failure into what the user can do about it (exit 2).
 fn explain(error: sys::LoadError) -> anyhow::Error {
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "this kernel".into());
+    let kernel = HostRoot::default()
+        .kernel_release()
+        .unwrap_or_else(|| "this kernel".into());
     let message = match error {
         sys::LoadError::NoBtf(e) => format!(
             "--kernel: this kernel ({kernel}) has no readable BTF at /sys/kernel/btf/vmlinux \

@@ -15,7 +15,7 @@ use anyhow::{Result, anyhow};
 
 use super::journal::{JournalWriter, Record};
 use super::rollback;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 use crate::sys;
 
 const PROC_SUPER_MAGIC: i64 = 0x9fa0;

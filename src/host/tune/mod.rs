@@ -19,7 +19,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 
 /// Where the journal goes when `--journal` is not given (below `--root`).
 pub const DEFAULT_JOURNAL: &str = "/var/lib/cauda/tune.journal";

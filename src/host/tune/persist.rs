@@ -17,7 +17,7 @@ use anyhow::Result;
 use super::apply::{Step, read_exact};
 use super::plan::Plan;
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 
 /// The sysctl.d file cauda writes.
 pub const SYSCTL_FILE: &str = "/etc/sysctl.d/90-cauda-tune.conf";

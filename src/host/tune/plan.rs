@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 use crate::model::check::{Check, Fix, Profile, Status};
 
 /// The schema of `host tune --json`.
