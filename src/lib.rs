@@ -58,7 +58,7 @@ fn host(args: cli::HostArgs) -> Result<Outcome> {
         cli::HostCommand::Tune(args) => tune::tune(args.request())?,
         cli::HostCommand::Rollback(args) => tune::rollback(args.request())?,
         cli::HostCommand::HoldLatency(args) => {
-            return host::tune::hold::run(args.max_latency, &args.command).map(Outcome::Exit);
+            return host::tuning::hold::run(args.max_latency, &args.command).map(Outcome::Exit);
         }
     }
     Ok(Outcome::Done)

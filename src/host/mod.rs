@@ -8,4 +8,4 @@ pub mod cpulist;
 pub mod kernel;
 pub mod root;
 pub mod snapshot;
-pub mod tune;
+pub mod tuning;

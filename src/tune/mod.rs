@@ -4,7 +4,7 @@
 //! keep the tuning only if it is better ([`verify`]).
 //!
 //! The mechanisms (plan, apply, journal, rollback, persist, the host lock)
-//! are `crate::host::tune`'s; this module strings them together with the
+//! are `crate::host::tuning`'s; this module strings them together with the
 //! probes, the comparison and its rendering, which sit above the host
 //! layer — the same place as `crate::lab`.
 
@@ -17,9 +17,10 @@ use anyhow::{Context, Result};
 
 use crate::error::input_error;
 use crate::host::root::HostRoot;
-use crate::host::tune::apply::{self, Step};
-use crate::host::tune::journal::{self, JOURNAL_SCHEMA, JournalWriter, Record};
-use crate::host::tune::{DEFAULT_JOURNAL, lock_host, persist, plan, rollback};
+use crate::host::tuning::apply::{self, Step};
+use crate::host::tuning::journal::{self, DEFAULT_JOURNAL, JOURNAL_SCHEMA, JournalWriter, Record};
+use crate::host::tuning::lock::lock_host;
+use crate::host::tuning::{persist, plan, rollback};
 use crate::model::check::{Check, Profile};
 use crate::report;
 
@@ -192,7 +193,7 @@ pub fn tune(args: TuneRequest) -> Result<()> {
         root: root_dir.display().to_string(),
         profile: Some(args.profile),
         cauda: env!("CARGO_PKG_VERSION").into(),
-        created_unix: apply::now_unix(),
+        created_unix: journal::now_unix(),
     };
     if args.verify {
         return verify_tune(&args, &steps, &root, &journal_path, &header);

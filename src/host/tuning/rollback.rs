@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 
-use super::apply::{effective, is_kernel_file, now_unix, read_exact, write_value};
-use super::journal::{self, JournalWriter, Record};
+use super::files::{effective, explain_write_error, is_kernel_file, read_exact, write_value};
+use super::journal::{self, JournalWriter, Record, now_unix};
 use crate::error::input_error;
 use crate::host::root::HostRoot;
 
@@ -83,9 +83,7 @@ fn undo_one(record: &Record, root: &HostRoot) -> Option<Undone> {
                 _ => {
                     let text = restore_text(&file, old);
                     match write_value(&file, &text) {
-                        Err(e) => {
-                            Outcome::Failed(super::apply::explain_write_error(path, &text, &e))
-                        }
+                        Err(e) => Outcome::Failed(explain_write_error(path, &text, &e)),
                         Ok(()) => match read_exact(&file) {
                             Ok(now) if now == *old => Outcome::Restored,
                             Ok(now) => {
