@@ -158,12 +158,12 @@ fn kernel_flag(sources: &[crate::model::kernel::KernelSource]) -> Option<String>
     if sources.is_empty() {
         return None;
     }
-    let request = crate::host::kernel::Request {
+    let request = crate::host::trace::Request {
         sources: sources.to_vec(),
         process: Some(std::process::id()),
         device: None,
     };
-    match crate::host::kernel::Tracer::attach(&request) {
+    match crate::host::trace::Tracer::attach(&request) {
         Ok(_) => Some(
             sources
                 .iter()

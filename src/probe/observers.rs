@@ -30,7 +30,7 @@
 use std::time::Duration;
 
 use crate::host::counters::{Reading, Sampler};
-use crate::host::kernel::Tracer;
+use crate::host::trace::Tracer;
 use crate::model::{Observer, Warning};
 use crate::probe::hiccup::IntervalSink;
 use crate::record::{Clock, Sink};

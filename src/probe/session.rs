@@ -20,9 +20,9 @@ use anyhow::{Context, Result, anyhow};
 use crate::analyze::summary::series_summaries;
 use crate::formats::hlog::HlogWriter;
 use crate::host::counters::{self, Sampler};
-use crate::host::kernel::{self, Tracer};
 use crate::host::root::HostRoot;
 use crate::host::snapshot;
+use crate::host::trace::{self, Tracer};
 use crate::model::HostCounters;
 use crate::model::kernel::KernelSource;
 use crate::model::{LoadMode, Observer, RUN_SCHEMA, RunFile, Tool, Warning};
@@ -240,7 +240,7 @@ where
     let mut tracer = if destination.kernel.is_empty() {
         None
     } else {
-        Some(Tracer::attach(&kernel::Request {
+        Some(Tracer::attach(&trace::Request {
             sources: destination.kernel.clone(),
             process: (!observe.whole_host).then(std::process::id),
             device: observe.block_device.clone(),
@@ -441,7 +441,7 @@ where
         // the probe's, on the run's), before the `self` series.
         let kernel_report = tracer.map(|tracer| {
             let elapsed = collected.end_ns.saturating_sub(run_start);
-            let grid = kernel::grid_of(collected.series.first(), elapsed, plan.interval_ns);
+            let grid = trace::grid::grid_of(collected.series.first(), elapsed, plan.interval_ns);
             let (series, report) = tracer.finish(&grid);
             collected.series.extend(series);
             report
@@ -508,7 +508,7 @@ where
                 start_unix_ns,
                 plan.interval_ns,
             ))
-            .chain(kernel_report.iter().flat_map(kernel::warnings))
+            .chain(kernel_report.iter().flat_map(trace::report::warnings))
             .collect(),
         series: collected.series,
         summary,
