@@ -10,15 +10,14 @@ pub mod error;
 pub mod formats;
 pub mod host;
 pub mod input;
-pub mod lab;
 pub mod model;
 pub mod output;
 pub mod probe;
 pub mod record;
 pub mod report;
 pub mod sys;
-pub mod tune;
 pub mod units;
+pub mod workflow;
 
 use std::io::Write;
 
@@ -34,7 +33,7 @@ use record::StopFlag;
 pub fn run(cli: Cli) -> Result<Outcome> {
     match cli.command {
         Command::Timer(args) => timer(args),
-        Command::Lab(args) => lab::run(&args.config(), &StopFlag::on_signals()?),
+        Command::Lab(args) => workflow::lab::run(&args.config(), &StopFlag::on_signals()?),
         Command::Disk(args) => disk(args),
         Command::Net(args) => net(args),
         Command::Broker(args) => broker(args),
@@ -55,8 +54,8 @@ fn host(args: cli::HostArgs) -> Result<Outcome> {
         cli::HostCommand::Audit(args) => {
             host::audit::command(args.root.as_deref(), args.profile, args.json)?
         }
-        cli::HostCommand::Tune(args) => tune::tune(args.request())?,
-        cli::HostCommand::Rollback(args) => tune::rollback(args.request())?,
+        cli::HostCommand::Tune(args) => workflow::tune::tune(args.request())?,
+        cli::HostCommand::Rollback(args) => workflow::tune::rollback(args.request())?,
         cli::HostCommand::HoldLatency(args) => {
             return host::tuning::hold::run(args.max_latency, &args.command).map(Outcome::Exit);
         }
@@ -203,7 +202,7 @@ fn timer(args: TimerArgs) -> Result<Outcome> {
 fn broker(args: cli::BrokerArgs) -> Result<Outcome> {
     let config = args.config()?;
     if args.acks_matrix {
-        return lab::matrix::run(&config, &destination(&args.output)?, args.matrix_rounds);
+        return workflow::matrix::run(&config, &destination(&args.output)?, args.matrix_rounds);
     }
     let stop = StopFlag::on_signals()?;
     let destination = destination(&args.output)?;

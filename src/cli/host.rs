@@ -130,8 +130,8 @@ pub struct HoldArgs {
 
 impl TuneArgs {
     /// The request these flags make.
-    pub fn request(self) -> crate::tune::TuneRequest {
-        crate::tune::TuneRequest {
+    pub fn request(self) -> crate::workflow::tune::TuneRequest {
+        crate::workflow::tune::TuneRequest {
             profile: self.profile,
             only: self.only,
             root: self.root,
@@ -151,8 +151,8 @@ impl TuneArgs {
 
 impl RollbackArgs {
     /// The request these flags make.
-    pub fn request(self) -> crate::tune::RollbackRequest {
-        crate::tune::RollbackRequest {
+    pub fn request(self) -> crate::workflow::tune::RollbackRequest {
+        crate::workflow::tune::RollbackRequest {
             journal: self.journal,
             root: self.root,
             force: self.force,

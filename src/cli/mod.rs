@@ -185,7 +185,7 @@ pub struct LabArgs {
     pub quick: bool,
     /// Steps to leave out (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
-    pub skip: Vec<crate::lab::steps::StepKind>,
+    pub skip: Vec<crate::workflow::lab::steps::StepKind>,
     /// Record kernel series beside each probe step (block, runq; see
     /// `cauda timer --help`); skipped with the reason where BPF cannot load.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
@@ -194,8 +194,8 @@ pub struct LabArgs {
 
 impl LabArgs {
     /// The suite these flags ask for.
-    pub fn config(&self) -> crate::lab::LabConfig {
-        crate::lab::LabConfig {
+    pub fn config(&self) -> crate::workflow::lab::LabConfig {
+        crate::workflow::lab::LabConfig {
             dir: self.dir.clone(),
             quick: self.quick,
             skip: self.skip.clone(),

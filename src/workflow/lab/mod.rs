@@ -10,12 +10,8 @@
 //! Steps run as child `cauda` processes ([`steps`]); Ctrl-C is passed on
 //! to the running step, which saves what it measured, and the lab still
 //! writes the summary and the report of everything finished.
-//!
-//! [`matrix`] is the other experiment made of several runs: `cauda broker
-//! --acks-matrix`.
 
 pub mod findings;
-pub mod matrix;
 mod progress;
 pub mod steps;
 

@@ -6,7 +6,7 @@
 //! The mechanisms (plan, apply, journal, rollback, persist, the host lock)
 //! are `crate::host::tuning`'s; this module strings them together with the
 //! probes, the comparison and its rendering, which sit above the host
-//! layer — the same place as `crate::lab`.
+//! layer — a workflow beside `lab` and the acks matrix.
 
 pub mod verify;
 
