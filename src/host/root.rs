@@ -149,3 +149,35 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
         })
         .filter(|s| !s.is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_root_without_the_files_is_an_unknown_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = HostRoot::new(dir.path());
+        assert_eq!(root.identity(), ("unknown".into(), "unknown".into()));
+        assert_eq!(root.kernel_release(), None);
+        assert_eq!(root.cpu_model(), None);
+        assert!(!root.is_live() && root.exists());
+    }
+
+    #[test]
+    fn the_cpu_model_is_read_on_arm_too_and_lists_sort_naturally() {
+        assert_eq!(
+            cpu_model("processor\t: 0\nCPU part\t: 0xd0c\n").as_deref(),
+            Some("0xd0c")
+        );
+        assert_eq!(cpu_model("model name\t:\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["cpu10", "cpu2", "cpufreq"] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        assert_eq!(
+            HostRoot::new(dir.path()).list("/"),
+            ["cpu2", "cpu10", "cpufreq"]
+        );
+    }
+}
