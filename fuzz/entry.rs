@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use cauda::formats::{self, ReadOptions};
-use cauda::host::tune::journal;
+use cauda::host::tuning::journal;
 use cauda::model::Format;
 use cauda::units::TimeUnit;
 

@@ -12,15 +12,14 @@ pub mod error;
 pub mod formats;
 pub mod host;
 pub mod input;
-pub mod lab;
 pub mod model;
 pub mod output;
 pub mod probe;
 pub mod record;
 pub mod report;
 pub mod sys;
-pub mod tune;
 pub mod units;
+pub mod workflow;
 
 use anyhow::Result;
 

@@ -131,7 +131,7 @@ impl BrokerArgs {
         if self.acks_matrix {
             let config = self.config()?;
             let destination = self.output.destination()?;
-            return crate::lab::matrix::run(&config, &destination, self.matrix_rounds);
+            return crate::workflow::matrix::run(&config, &destination, self.matrix_rounds);
         }
         measure(self)
     }

@@ -24,10 +24,10 @@ impl HostArgs {
             HostCommand::Audit(args) => {
                 crate::host::audit::command(args.root.as_deref(), args.profile, args.json)?
             }
-            HostCommand::Tune(args) => crate::tune::tune(args.request())?,
-            HostCommand::Rollback(args) => crate::tune::rollback(args.request())?,
+            HostCommand::Tune(args) => crate::workflow::tune::tune(args.request())?,
+            HostCommand::Rollback(args) => crate::workflow::tune::rollback(args.request())?,
             HostCommand::HoldLatency(args) => {
-                return crate::host::tune::hold::run(args.max_latency, &args.command)
+                return crate::host::tuning::hold::run(args.max_latency, &args.command)
                     .map(Outcome::Exit);
             }
         }
@@ -151,8 +151,8 @@ pub struct HoldArgs {
 
 impl TuneArgs {
     /// The request these flags make.
-    pub fn request(self) -> crate::tune::TuneRequest {
-        crate::tune::TuneRequest {
+    pub fn request(self) -> crate::workflow::tune::TuneRequest {
+        crate::workflow::tune::TuneRequest {
             profile: self.profile,
             only: self.only,
             root: self.root,
@@ -172,8 +172,8 @@ impl TuneArgs {
 
 impl RollbackArgs {
     /// The request these flags make.
-    pub fn request(self) -> crate::tune::RollbackRequest {
-        crate::tune::RollbackRequest {
+    pub fn request(self) -> crate::workflow::tune::RollbackRequest {
+        crate::workflow::tune::RollbackRequest {
             journal: self.journal,
             root: self.root,
             force: self.force,

@@ -21,7 +21,7 @@ pub struct LabArgs {
     pub quick: bool,
     /// Steps to leave out (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
-    pub skip: Vec<crate::lab::steps::StepKind>,
+    pub skip: Vec<crate::workflow::lab::steps::StepKind>,
     /// Record kernel series beside each probe step (block, runq; see
     /// `cauda timer --help`); skipped with the reason where BPF cannot load.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
@@ -30,8 +30,8 @@ pub struct LabArgs {
 
 impl LabArgs {
     /// The suite these flags ask for.
-    pub fn config(&self) -> crate::lab::LabConfig {
-        crate::lab::LabConfig {
+    pub fn config(&self) -> crate::workflow::lab::LabConfig {
+        crate::workflow::lab::LabConfig {
             dir: self.dir.clone(),
             quick: self.quick,
             skip: self.skip.clone(),
@@ -43,6 +43,6 @@ impl LabArgs {
 impl LabArgs {
     /// Runs the suite (Ctrl-C stops it and keeps what finished).
     pub fn run(&self) -> Result<Outcome> {
-        crate::lab::run(&self.config(), &StopFlag::on_signals()?)
+        crate::workflow::lab::run(&self.config(), &StopFlag::on_signals()?)
     }
 }

@@ -21,7 +21,7 @@
 use crate::model::{HostCounters, HostInterval, IntervalRecord};
 use std::collections::BTreeMap;
 
-use super::snapshot::HostRoot;
+use super::root::HostRoot;
 
 /// The kernel's USER_HZ: `/proc/stat` times are in these ticks.
 const USER_HZ: i64 = 100;

@@ -9,7 +9,7 @@
 //! at the run's start and sleeps (in `ppoll`, no periodic wake-up) until
 //! the command exits, the runtime ends or a signal comes; the session's
 //! observer reads the kernel's histograms at each boundary
-//! ([`crate::host::kernel`]).
+//! ([`crate::host::trace`]).
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;

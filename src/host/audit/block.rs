@@ -1,9 +1,10 @@
 //! Block devices (scheduler, queue depth, merges, read-ahead, write cache,
 //! partition alignment) and filesystems (type, mount options, free space).
 
+use super::rule::{choices, chosen, rule, write};
 use super::sources::*;
-use super::{HostRoot, Profile, choices, chosen, rule, write};
-use crate::model::check::Check;
+use crate::host::root::HostRoot;
+use crate::model::check::{Check, Profile};
 
 /// The block devices worth auditing: not loop, RAM or zram devices.
 pub fn devices(root: &HostRoot) -> Vec<String> {

@@ -1,9 +1,10 @@
 //! Kernel command line (isolation, idle limits, THP, mitigations,
 //! skew_tick), the clocksource and timer migration.
 
+use super::rule::{boot, choices, rule, write};
 use super::sources::*;
-use super::{HostRoot, Profile, boot, choices, rule, write};
-use crate::model::check::Check;
+use crate::host::root::HostRoot;
+use crate::model::check::{Check, Profile};
 
 /// The kernel's own arguments: everything before a lone `--` (the rest goes to init).
 pub fn arguments(cmdline: &str) -> Vec<(&str, Option<&str>)> {

@@ -1,9 +1,10 @@
 //! CPU checks: model, frequency governor, EPP, boost, cpuidle driver and
 //! governor, every idle state judged by its exit latency, PM QoS and SMT.
 
+use super::rule::{choices, chosen, rule, write};
 use super::sources::*;
-use super::{HostRoot, Profile, Status, choices, chosen, rule, write};
-use crate::model::check::Check;
+use crate::host::root::HostRoot;
+use crate::model::check::{Check, Profile, Status};
 
 const CPU: &str = "/sys/devices/system/cpu";
 
@@ -40,7 +41,7 @@ fn model(root: &HostRoot) -> Check {
         "the CPU sets which idle states and frequency controls exist",
         "/proc/cpuinfo",
     );
-    match crate::host::snapshot::capture(root).cpu_model {
+    match root.cpu_model() {
         Some(model) => r.info(model, ""),
         None => r.missing("/proc/cpuinfo has no model name"),
     }

@@ -2,9 +2,10 @@
 //! writeback thresholds, vmstat interval, zone reclaim, NUMA balancing and
 //! swap in use.
 
+use super::rule::{chosen, rule, write};
 use super::sources::*;
-use super::{HostRoot, Profile, chosen, rule, write};
-use crate::model::check::Check;
+use crate::host::root::HostRoot;
+use crate::model::check::{Check, Profile};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -90,23 +91,19 @@ const fn want(low: u64, high: u64, write: &'static str) -> Option<Want> {
     Some(Want { low, high, write })
 }
 
-fn sysctls(root: &HostRoot, profile: Profile, out: &mut Vec<Check>) {
+/// One sysctl the audit judges: its id, why it matters, its source, and
+/// what each profile wants of it.
+type Sysctl = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(Profile) -> Option<Want>,
+);
+
+/// The sysctls of memory and writeback, in the order they are reported.
+fn sysctl_table() -> [Sysctl; 9] {
     use Profile::*;
-    let dirty_bytes = root
-        .read("/proc/sys/vm/dirty_bytes")
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    let dirty_background_bytes = root
-        .read("/proc/sys/vm/dirty_background_bytes")
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0);
-    type Table = [(
-        &'static str,
-        &'static str,
-        &'static str,
-        fn(Profile) -> Option<Want>,
-    ); 9];
-    let table: Table = [
+    [
         (
             "vm.swappiness",
             "swapping out anonymous memory turns a later touch into a major fault",
@@ -179,8 +176,19 @@ fn sysctls(root: &HostRoot, profile: Profile, out: &mut Vec<Check>) {
                 _ => None,
             },
         ),
-    ];
-    for (id, why, source, recommend) in table {
+    ]
+}
+
+fn sysctls(root: &HostRoot, profile: Profile, out: &mut Vec<Check>) {
+    let dirty_bytes = root
+        .read("/proc/sys/vm/dirty_bytes")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let dirty_background_bytes = root
+        .read("/proc/sys/vm/dirty_background_bytes")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    for (id, why, source, recommend) in sysctl_table() {
         let path = format!("/proc/sys/{}", id.replace('.', "/"));
         let r = rule(id, &path, why, source);
         let value = match root.read_why(&path) {

@@ -18,10 +18,12 @@ mod cmdline;
 mod cpu;
 mod memory;
 mod net;
+mod rule;
+mod sources;
 
 use serde::{Deserialize, Serialize};
 
-use super::snapshot::HostRoot;
+use super::root::HostRoot;
 use crate::model::check::{Check, Fix, Profile, Status};
 
 /// The schema of `cauda host audit --json`.
@@ -89,106 +91,6 @@ pub fn command(root: Option<&std::path::Path>, profile: Profile, json: bool) -> 
     Ok(())
 }
 
-/// A check being built: what it is and why, before its value is judged.
-pub(crate) struct Rule {
-    id: String,
-    read: String,
-    why: String,
-    source: &'static str,
-}
-
-/// Starts a check with its id, the path it reads, why it matters and its source.
-pub(crate) fn rule(
-    id: impl Into<String>,
-    read: impl Into<String>,
-    why: impl Into<String>,
-    source: &'static str,
-) -> Rule {
-    Rule {
-        id: id.into(),
-        read: read.into(),
-        why: why.into(),
-        source,
-    }
-}
-
-impl Rule {
-    /// The check with its current value, recommendation, verdict and fix.
-    pub(crate) fn judged(
-        self,
-        current: impl Into<String>,
-        recommended: impl Into<String>,
-        status: Status,
-        fix: Option<Fix>,
-    ) -> Check {
-        Check {
-            id: self.id,
-            read: self.read,
-            current: current.into(),
-            recommended: recommended.into(),
-            status,
-            why: self.why,
-            source: self.source.into(),
-            // A fix only where the value is wrong for the profile.
-            fix: fix.filter(|_| status == Status::Warn),
-        }
-    }
-
-    /// Recorded for context: no recommendation for this profile.
-    pub(crate) fn info(self, current: impl Into<String>, recommended: impl Into<String>) -> Check {
-        self.judged(current, recommended, Status::Info, None)
-    }
-
-    /// Ok when `good`, else a warning with its fix.
-    pub(crate) fn expect(
-        self,
-        current: impl Into<String>,
-        recommended: impl Into<String>,
-        good: bool,
-        fix: Option<Fix>,
-    ) -> Check {
-        let status = if good { Status::Ok } else { Status::Warn };
-        self.judged(current, recommended, status, fix)
-    }
-
-    /// The value could not be read: `info`, saying why.
-    pub(crate) fn missing(self, why: impl std::fmt::Display) -> Check {
-        let current = format!("not available: {why}");
-        self.judged(current, "", Status::Info, None)
-    }
-}
-
-/// A runtime write of `value` to `path`.
-pub(crate) fn write(path: impl Into<String>, value: impl Into<String>) -> Option<Fix> {
-    Some(Fix::Write {
-        path: path.into(),
-        value: value.into(),
-    })
-}
-
-/// A boot argument.
-pub(crate) fn boot(argument: impl Into<String>) -> Option<Fix> {
-    Some(Fix::Boot {
-        argument: argument.into(),
-    })
-}
-
-/// The value in effect of a sysfs choice file: the bracketed word of
-/// `always [madvise] never`, or the whole text when nothing is bracketed.
-pub fn chosen(text: &str) -> String {
-    match (text.find('['), text.find(']')) {
-        (Some(open), Some(close)) if open < close => text[open + 1..close].to_string(),
-        _ => text.trim().to_string(),
-    }
-}
-
-/// The choices a sysfs choice file offers (`none [mq-deadline] kyber` → three words).
-pub fn choices(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
-        .collect()
-}
-
 /// The text output: one line per check, grouped, with a count by status.
 pub fn render(audit: &Audit) -> String {
     use std::fmt::Write;
@@ -231,54 +133,4 @@ pub fn render(audit: &Audit) -> String {
         }
     }
     out
-}
-
-/// Source texts, cited by the checks.
-pub(crate) mod sources {
-    pub const TUNED_LATENCY: &str =
-        "tuned latency-performance profile (governor=performance, force_latency)";
-    pub const TUNED_NETLAT: &str = "tuned network-latency profile";
-    pub const TUNED_THROUGHPUT: &str = "tuned throughput-performance profile";
-    pub const RPK: &str = "Redpanda rpk tuners";
-    pub const PERFTUNE: &str = "Seastar perftune.py";
-    pub const CPUIDLE: &str = "kernel docs: admin-guide/pm/cpuidle.rst";
-    pub const CPUFREQ: &str = "kernel docs: admin-guide/pm/cpufreq.rst, intel_pstate.rst";
-    pub const PM_QOS: &str = "kernel docs: power/pm_qos_interface.rst";
-    pub const PARAMS: &str = "kernel docs: admin-guide/kernel-parameters.txt";
-    pub const THP: &str = "kernel docs: admin-guide/mm/transhuge.rst";
-    pub const VM: &str = "kernel docs: admin-guide/sysctl/vm.rst";
-    pub const NET_SYSCTL: &str = "kernel docs: admin-guide/sysctl/net.rst";
-    pub const QUEUE: &str = "kernel docs: block/queue-sysfs.rst";
-    pub const EXT4: &str = "kernel docs: admin-guide/ext4.rst (mount options)";
-    pub const IRQ: &str = "kernel docs: core-api/irq/irq-affinity.rst";
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn choice_files_state_the_bracketed_word() {
-        assert_eq!(chosen("always [madvise] never"), "madvise");
-        assert_eq!(chosen("none [mq-deadline] kyber bfq"), "mq-deadline");
-        assert_eq!(chosen("[none]"), "none");
-        assert_eq!(chosen("menu"), "menu");
-        assert_eq!(
-            choices("none [mq-deadline] kyber"),
-            vec!["none", "mq-deadline", "kyber"]
-        );
-    }
-
-    #[test]
-    fn a_fix_is_kept_only_on_a_warning() {
-        let make = || rule("x", "/x", "why", "src");
-        let ok = make().expect("1", "1", true, write("/x", "1"));
-        assert_eq!((ok.status, ok.fix), (Status::Ok, None));
-        let warn = make().expect("60", "1", false, write("/x", "1"));
-        assert_eq!(warn.status, Status::Warn);
-        assert!(warn.fix.is_some());
-        let missing = make().missing("/x does not exist");
-        assert_eq!(missing.status, Status::Info);
-        assert_eq!(missing.current, "not available: /x does not exist");
-    }
 }

@@ -1,9 +1,10 @@
 //! IRQs (irqbalance, the affinity of block and network IRQs) and network
 //! sysctls (busy polling, listen backlog).
 
+use super::rule::{rule, write};
 use super::sources::*;
-use super::{HostRoot, Profile, rule, write};
-use crate::model::check::Check;
+use crate::host::root::HostRoot;
+use crate::model::check::{Check, Profile};
 
 pub(super) fn checks(root: &HostRoot, profile: Profile, out: &mut Vec<Check>) {
     out.push(irqbalance(root, profile));

@@ -13,7 +13,7 @@ use super::plan::Plan;
 use super::start::{Start, late_start};
 use crate::analyze::summary::series_summaries;
 use crate::host::counters;
-use crate::host::kernel;
+use crate::host::trace;
 use crate::model::kernel::KernelReport;
 use crate::model::{
     HostCounters, HostSnapshot, Observer, RUN_SCHEMA, RunFile, Series, Tool, Warning,
@@ -59,7 +59,7 @@ fn gather(
     let mut series = std::mem::take(&mut collected.series);
     let kernel = tracer.map(|tracer| {
         let elapsed = collected.end_ns.saturating_sub(start.run_start);
-        let grid = kernel::grid_of(series.first(), elapsed, interval_ns);
+        let grid = trace::grid::grid_of(series.first(), elapsed, interval_ns);
         let (kernel_series, report) = tracer.finish(&grid);
         series.extend(kernel_series);
         report
@@ -108,7 +108,7 @@ pub fn assemble(
             start.start_unix_ns,
             plan.interval_ns,
         ))
-        .chain(gathered.kernel.iter().flat_map(kernel::warnings))
+        .chain(gathered.kernel.iter().flat_map(trace::report::warnings))
         .collect();
     Ok(RunFile {
         schema: RUN_SCHEMA.into(),

@@ -13,8 +13,9 @@ use anyhow::Result;
 use super::endpoint::{Endpoint, Latest};
 use super::plan::{Observe, Plan};
 use crate::formats::hlog::HlogWriter;
-use crate::host::kernel::{self, Tracer};
-use crate::host::snapshot::{self, HostRoot};
+use crate::host::root::HostRoot;
+use crate::host::snapshot;
+use crate::host::trace::{self, Tracer};
 use crate::model::HostSnapshot;
 use crate::model::kernel::KernelSource;
 use crate::output::{self, Checked};
@@ -151,7 +152,7 @@ pub fn open(plan: &Plan, observe: &Observe, destination: &Destination) -> Result
     let tracer = if destination.kernel.is_empty() {
         None
     } else {
-        Some(Tracer::attach(&kernel::Request {
+        Some(Tracer::attach(&trace::Request {
             sources: destination.kernel.clone(),
             process: (!observe.whole_host).then(std::process::id),
             device: observe.block_device.clone(),

@@ -43,7 +43,7 @@ pub use plan::{Finished, Observe, Plan, SeriesSpec};
 
 use crate::formats::hlog::{self, HlogWriter};
 use crate::host::counters::Sampler;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 use crate::model::RunFile;
 use crate::output::{self, Checked};
 use crate::record::{Recorder, StopFlag};

@@ -29,7 +29,7 @@ use std::time::Duration;
 use super::heartbeat::IntervalSink;
 use super::placement::{Placement, leave};
 use crate::host::counters::{Reading, Sampler};
-use crate::host::kernel::Tracer;
+use crate::host::trace::Tracer;
 use crate::model::Observer;
 use crate::record::{Clock, Sink};
 use crate::sys;

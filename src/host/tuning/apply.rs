@@ -1,25 +1,13 @@
 //! Applying a plan: for each step, journal the old value (fsynced), write
 //! the new one, read it back and verify it; on the first failure, undo what
 //! was already applied, newest first, and fail.
-//!
-//! Kernel attribute files (procfs, sysfs) and regular files behave
-//! differently: a sysfs choice file such as THP `enabled` reads
-//! `always [madvise] never` but accepts only the word. Which one a path is
-//! comes from `statfs`, never from its name, so a fake root of plain files
-//! round-trips byte for byte too.
-
-use std::io::Write;
-use std::path::Path;
 
 use anyhow::{Result, anyhow};
 
-use super::journal::{JournalWriter, Record};
+use super::files::{effective, explain_write_error, read_exact, write_value};
+use super::journal::{JournalWriter, Record, now_unix};
 use super::rollback;
-use crate::host::snapshot::HostRoot;
-use crate::sys;
-
-const PROC_SUPER_MAGIC: i64 = 0x9fa0;
-const SYSFS_MAGIC: i64 = 0x6265_6572;
+use crate::host::root::HostRoot;
 
 /// When set to N, the apply stalls for an hour after its N-th step: lets
 /// tests `kill -9` it half-way at a known point. Not for users.
@@ -44,63 +32,6 @@ pub enum Step {
         /// The content.
         content: String,
     },
-}
-
-/// True when `path` is a procfs or sysfs attribute rather than a regular file.
-pub fn is_kernel_file(path: &Path) -> bool {
-    matches!(
-        sys::filesystem_magic(path),
-        Ok(PROC_SUPER_MAGIC | SYSFS_MAGIC)
-    )
-}
-
-/// The value a file states: the bracketed word of a choice file
-/// (`always [madvise] never` → `madvise`), else the text with its
-/// whitespace normalised.
-pub fn effective(text: &str) -> String {
-    if let Some(start) = text.find('[')
-        && let Some(len) = text[start + 1..].find(']')
-    {
-        return text[start + 1..start + 1 + len].to_string();
-    }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A file's exact content as text.
-pub fn read_exact(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
-}
-
-/// Writes `value` to an existing file in one `write` (kernel attributes
-/// take exactly one), truncating a regular file first.
-pub fn write_value(path: &Path, value: &str) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(!is_kernel_file(path))
-        .open(path)?;
-    file.write_all(value.as_bytes())?;
-    file.flush()
-}
-
-/// What the kernel's refusal means, and what to do about it.
-pub fn explain_write_error(path: &str, value: &str, err: &std::io::Error) -> String {
-    match err.raw_os_error() {
-        Some(libc::EINVAL) => format!(
-            "the kernel rejected '{value}' for {path} (EINVAL: out of range or not supported here)"
-        ),
-        Some(libc::EROFS) => format!(
-            "{path} is on a read-only file system (sysfs and /proc/sys are mounted read-only in \
-             most containers): run cauda on the host itself"
-        ),
-        Some(libc::EACCES | libc::EPERM) => format!(
-            "permission denied writing {path}: cauda must run as root, and the attribute must be \
-             writable on this kernel"
-        ),
-        Some(libc::ENOENT) => format!("{path} does not exist on this host any more"),
-        _ => format!("cannot write '{value}' to {path}: {err}"),
-    }
 }
 
 /// An applied step, as the undo needs it.
@@ -264,24 +195,9 @@ fn apply_one(
         .map_err(|e| format!("{e:#}"))
 }
 
-/// Seconds since the Unix epoch.
-pub fn now_unix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn effective_values() {
-        assert_eq!(effective("always [madvise] never\n"), "madvise");
-        assert_eq!(effective("[none] mq-deadline kyber bfq\n"), "none");
-        assert_eq!(effective("60\n"), "60");
-        assert_eq!(effective("4096\t16384  65536\n"), "4096 16384 65536");
-    }
 
     #[test]
     fn kernel_coupled_settings() {
@@ -298,12 +214,5 @@ mod tests {
             ["/sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference"]
         );
         assert!(coupled("/proc/sys/vm/swappiness").is_empty());
-    }
-
-    #[test]
-    fn proc_is_a_kernel_file_and_tmp_is_not() {
-        assert!(is_kernel_file(Path::new("/proc/sys/vm/swappiness")));
-        let dir = tempfile::tempdir().unwrap();
-        assert!(!is_kernel_file(dir.path()));
     }
 }

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 
-use super::apply::{effective, is_kernel_file, now_unix, read_exact, write_value};
-use super::journal::{self, JournalWriter, Record};
+use super::files::{effective, explain_write_error, is_kernel_file, read_exact, write_value};
+use super::journal::{self, JournalWriter, Record, now_unix};
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 
 /// What happened to one journalled change.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,9 +83,7 @@ fn undo_one(record: &Record, root: &HostRoot) -> Option<Undone> {
                 _ => {
                     let text = restore_text(&file, old);
                     match write_value(&file, &text) {
-                        Err(e) => {
-                            Outcome::Failed(super::apply::explain_write_error(path, &text, &e))
-                        }
+                        Err(e) => Outcome::Failed(explain_write_error(path, &text, &e)),
                         Ok(()) => match read_exact(&file) {
                             Ok(now) if now == *old => Outcome::Restored,
                             Ok(now) => {
@@ -149,16 +147,6 @@ pub fn summarize(undone: &[Undone]) -> String {
     }
 }
 
-/// The host name and boot id under `root`.
-pub fn identity(root: &HostRoot) -> (String, String) {
-    (
-        root.read("/proc/sys/kernel/hostname")
-            .unwrap_or_else(|| "unknown".into()),
-        root.read("/proc/sys/kernel/random/boot_id")
-            .unwrap_or_else(|| "unknown".into()),
-    )
-}
-
 /// What `host rollback` did.
 #[derive(Debug)]
 pub struct Report {
@@ -194,7 +182,7 @@ pub fn rollback_journal(path: &Path, root: Option<&Path>, force: bool) -> Result
         _ => PathBuf::from(journal_root),
     };
     let host_root = HostRoot::new(&root_dir);
-    let (here, boot_here) = identity(&host_root);
+    let (here, boot_here) = host_root.identity();
     if here != *host && !force {
         return Err(input_error(format!(
             "journal {}: written on host '{host}', but this is '{here}': its values belong to \

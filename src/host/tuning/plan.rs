@@ -9,8 +9,9 @@
 
 use serde::Serialize;
 
+use super::paths::is_setting_path;
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 use crate::model::check::{Check, Fix, Profile, Status};
 
 /// The schema of `host tune --json`.
@@ -68,13 +69,6 @@ impl Plan {
     pub fn runtime(&self) -> impl Iterator<Item = &Change> {
         self.changes.iter().filter(|c| !c.reboot)
     }
-}
-
-/// True when cauda may write `path` as a runtime setting: a kernel
-/// attribute under `/proc/sys` or `/sys`, never anything else.
-pub fn is_setting_path(path: &str) -> bool {
-    (path.starts_with("/proc/sys/") || path.starts_with("/sys/"))
-        && !path.split('/').any(|part| part == "..")
 }
 
 /// True when `id` is selected by `--only` (exact ids, or `prefix*`).

@@ -10,12 +10,8 @@
 //! Steps run as child `cauda` processes ([`steps`]); Ctrl-C is passed on
 //! to the running step, which saves what it measured, and the lab still
 //! writes the summary and the report of everything finished.
-//!
-//! [`matrix`] is the other experiment made of several runs: `cauda broker
-//! --acks-matrix`.
 
 pub mod findings;
-pub mod matrix;
 mod progress;
 pub mod steps;
 
@@ -158,12 +154,12 @@ fn kernel_flag(sources: &[crate::model::kernel::KernelSource]) -> Option<String>
     if sources.is_empty() {
         return None;
     }
-    let request = crate::host::kernel::Request {
+    let request = crate::host::trace::Request {
         sources: sources.to_vec(),
         process: Some(std::process::id()),
         device: None,
     };
-    match crate::host::kernel::Tracer::attach(&request) {
+    match crate::host::trace::Tracer::attach(&request) {
         Ok(_) => Some(
             sources
                 .iter()

@@ -4,9 +4,9 @@
 //! keep the tuning only if it is better ([`verify`]).
 //!
 //! The mechanisms (plan, apply, journal, rollback, persist, the host lock)
-//! are `crate::host::tune`'s; this module strings them together with the
+//! are `crate::host::tuning`'s; this module strings them together with the
 //! probes, the comparison and its rendering, which sit above the host
-//! layer — the same place as `crate::lab`.
+//! layer — a workflow beside `lab` and the acks matrix.
 
 pub mod verify;
 
@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
-use crate::host::tune::apply::{self, Step};
-use crate::host::tune::journal::{self, JOURNAL_SCHEMA, JournalWriter, Record};
-use crate::host::tune::{DEFAULT_JOURNAL, lock_host, persist, plan, rollback};
+use crate::host::root::HostRoot;
+use crate::host::tuning::apply::{self, Step};
+use crate::host::tuning::journal::{self, DEFAULT_JOURNAL, JOURNAL_SCHEMA, JournalWriter, Record};
+use crate::host::tuning::lock::lock_host;
+use crate::host::tuning::{persist, plan, rollback};
 use crate::model::check::{Check, Profile};
 use crate::report;
 
@@ -131,7 +132,7 @@ pub fn tune(args: TuneRequest) -> Result<()> {
             args.force,
             "--script",
         )?;
-        let (host, _) = rollback::identity(&root);
+        let (host, _) = root.identity();
         let text = plan::render_script(&plan, &host);
         crate::output::write_checked(script, checked, text.as_bytes())?;
         eprintln!(
@@ -184,7 +185,7 @@ pub fn tune(args: TuneRequest) -> Result<()> {
     }
     let _lock = lock_host(&root)?;
     let journal_path = journal_path(args.journal.as_deref(), &root)?;
-    let (host, boot_id) = rollback::identity(&root);
+    let (host, boot_id) = root.identity();
     let header = Record::Header {
         schema: JOURNAL_SCHEMA.into(),
         host,
@@ -192,7 +193,7 @@ pub fn tune(args: TuneRequest) -> Result<()> {
         root: root_dir.display().to_string(),
         profile: Some(args.profile),
         cauda: env!("CARGO_PKG_VERSION").into(),
-        created_unix: apply::now_unix(),
+        created_unix: journal::now_unix(),
     };
     if args.verify {
         return verify_tune(&args, &steps, &root, &journal_path, &header);

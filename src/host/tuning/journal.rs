@@ -23,10 +23,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::persist::{SYSCTL_FILE, UDEV_FILE};
-use super::plan::is_setting_path;
+use super::paths::{SYSCTL_FILE, UDEV_FILE, is_setting_path};
 use crate::error::input_error;
 use crate::model::check::Profile;
+
+/// Where the journal goes when `--journal` is not given (below `--root`).
+pub const DEFAULT_JOURNAL: &str = "/var/lib/cauda/tune.journal";
 
 /// The journal format's name and version, in its header.
 pub const JOURNAL_SCHEMA: &str = "cauda.journal/1";
@@ -383,6 +385,13 @@ fn decode(line: &[u8]) -> Result<Record, String> {
         ));
     }
     serde_json::from_str(json).map_err(|e| format!("not a journal record: {e}"))
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

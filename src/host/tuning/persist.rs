@@ -14,15 +14,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::apply::{Step, read_exact};
+use super::apply::Step;
+use super::files::read_exact;
+use super::paths::{SYSCTL_FILE, UDEV_FILE};
 use super::plan::Plan;
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
+use crate::host::root::HostRoot;
 
-/// The sysctl.d file cauda writes.
-pub const SYSCTL_FILE: &str = "/etc/sysctl.d/90-cauda-tune.conf";
-/// The udev rule cauda writes.
-pub const UDEV_FILE: &str = "/etc/udev/rules.d/90-cauda-tune.rules";
 /// The first line of both, which marks them as cauda's.
 pub const MARK: &str = "# Written by cauda host tune --persist";
 

@@ -1,17 +1,4 @@
-//! The mechanisms of host tuning: the plan built only from the audit's
-//! checks ([`plan`]), the journal written before each change
-//! ([`journal`], [`apply`]), rollback byte for byte ([`mod@rollback`]),
-//! cauda-named boot-time files through the same journal ([`persist`]), the
-//! lock that keeps two tunings apart, and `host hold-latency`'s PM QoS
-//! limit for one command ([`hold`]). The commands that string them
-//! together, with `--verify`'s measurements, are `crate::tune`.
-
-pub mod apply;
-pub mod hold;
-pub mod journal;
-pub mod persist;
-pub mod plan;
-pub mod rollback;
+//! The lock that keeps two applies or rollbacks on one host apart.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -19,10 +6,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::host::snapshot::HostRoot;
-
-/// Where the journal goes when `--journal` is not given (below `--root`).
-pub const DEFAULT_JOURNAL: &str = "/var/lib/cauda/tune.journal";
+use crate::host::root::HostRoot;
 
 /// The lock that keeps two applies or rollbacks on one host apart (below `--root`).
 pub const LOCK_FILE: &str = "/var/lib/cauda/tune.lock";
