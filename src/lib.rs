@@ -446,8 +446,8 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
 }
 
 /// Loads an input and prints what its importer passed over.
-fn load(path: &std::path::Path, options: &formats::ReadOptions) -> Result<Loaded> {
-    let loaded = formats::load(path, options)?;
+fn load(path: &std::path::Path, options: &formats::import::options::ReadOptions) -> Result<Loaded> {
+    let loaded = formats::import::load(path, options)?;
     print_warnings(&loaded.warnings);
     Ok(loaded)
 }
@@ -470,19 +470,19 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
     use formats::export::{self, ExportFormat};
     type Exporter = fn(&[Loaded], &ConvertArgs) -> Result<Vec<u8>>;
     let (kind, export): (output::OwnKind, Exporter) = match args.to {
-        ExportFormat::Json => (output::OwnKind::RunFile, |i, _| export::to_json(i)),
-        ExportFormat::Hlog => (output::OwnKind::Hlog, |i, _| Ok(export::to_hlog(i))),
-        ExportFormat::Csv => (output::OwnKind::Other, |i, _| export::to_csv(i)),
+        ExportFormat::Json => (output::OwnKind::RunFile, |i, _| export::json::to_json(i)),
+        ExportFormat::Hlog => (output::OwnKind::Hlog, |i, _| Ok(export::hlog::to_hlog(i))),
+        ExportFormat::Csv => (output::OwnKind::Other, |i, _| export::csv::to_csv(i)),
         ExportFormat::Hgrm => (output::OwnKind::Other, |i, a| {
-            export::to_hgrm(i, a.hgrm_unit)
+            export::hgrm::to_hgrm(i, a.hgrm_unit)
         }),
-        ExportFormat::Omb => (output::OwnKind::Other, |i, _| formats::omb::to_omb(i)),
+        ExportFormat::Omb => (output::OwnKind::Other, |i, _| export::omb::to_omb(i)),
         ExportFormat::Parquet => return convert_parquet(args),
     };
     let checked = output::check_writable(&args.output, kind, args.force, "-o")?;
     let inputs = load_all(&args.files, &args.input)?;
     if args.to != ExportFormat::Json {
-        export::require_distributions(&inputs)?;
+        export::inputs::require_distributions(&inputs)?;
     }
     let bytes = export(&inputs, &args)?;
     output::write_checked(&args.output, checked, &bytes)?;
@@ -492,7 +492,7 @@ fn convert(args: ConvertArgs) -> Result<Outcome> {
 
 /// `convert --to parquet`: a directory of two tables.
 fn convert_parquet(args: ConvertArgs) -> Result<Outcome> {
-    use formats::parquet;
+    use formats::export::parquet;
     let checked = output::check_dir(
         &args.output,
         &parquet::FILES,
@@ -501,7 +501,7 @@ fn convert_parquet(args: ConvertArgs) -> Result<Outcome> {
         "-o",
     )?;
     let inputs = load_all(&args.files, &args.input)?;
-    print_warnings(&formats::export::left_out(&inputs)?);
+    print_warnings(&formats::export::inputs::left_out(&inputs)?);
     let tables = parquet::to_parquet(&inputs)?;
     output::write_dir(&checked, &[&tables.intervals, &tables.buckets])?;
     eprintln!(
@@ -523,9 +523,9 @@ fn merge(args: MergeArgs) -> Result<Outcome> {
         _ => None,
     };
     formats::merge::refuse_double_counting(&args.files, replaced, &inputs)?;
-    formats::export::require_distributions(&inputs)?;
+    formats::export::inputs::require_distributions(&inputs)?;
     let run = formats::merge::merge(&inputs, args.tag_by)?;
-    let bytes = formats::runfile::to_bytes(&run)?;
+    let bytes = formats::export::runfile::to_bytes(&run)?;
     output::write_checked(&args.output, checked, &bytes)?;
     for warning in &run.warnings {
         eprintln!("warning: {} — {}", warning.message, warning.advice);

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::error::input_error;
-use crate::formats::GZIP_MAGIC;
-use crate::formats::hlog::CAUDA_HLOG_MARK;
+use crate::formats::hlog_comments::CAUDA_HLOG_MARK;
+use crate::formats::import::open::GZIP_MAGIC;
 use crate::input::kind_of;
 
 mod dir;

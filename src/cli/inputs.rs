@@ -113,8 +113,8 @@ pub struct InputArgs {
 
 impl InputArgs {
     /// The read options these flags ask for.
-    pub fn read_options(&self) -> crate::formats::ReadOptions {
-        crate::formats::ReadOptions {
+    pub fn read_options(&self) -> crate::formats::import::options::ReadOptions {
+        crate::formats::import::options::ReadOptions {
             unit: self.unit.unwrap_or(TimeUnit::Ns),
             unit_given: self.unit.is_some(),
             format: self.format,
@@ -122,7 +122,7 @@ impl InputArgs {
             column: self
                 .column
                 .as_deref()
-                .map(crate::formats::numbers::Column::parse),
+                .map(crate::formats::import::options::Column::parse),
         }
     }
 }

@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use super::{Checked, OwnKind, check_writable, write_checked};
 use crate::error::input_error;
-use crate::formats::parquet::MARK as CAUDA_PARQUET_MARK;
+use crate::formats::export::parquet::MARK as CAUDA_PARQUET_MARK;
 use crate::input::kind_of;
 
 /// Whether a Parquet file's footer (metadata, its 4-byte length, `PAR1`)

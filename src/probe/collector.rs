@@ -17,7 +17,7 @@ use anyhow::Context;
 
 use super::live::LiveFeed;
 use super::observers::Placement;
-use crate::formats::hlog::HlogWriter;
+use crate::formats::export::hlog::HlogWriter;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::LatencyHistogram;
 use crate::record::recorder::{IntervalReport, Recorder};

@@ -18,7 +18,7 @@ use std::time::SystemTime;
 use anyhow::{Context, Result, anyhow};
 
 use crate::analyze::summary::series_summaries;
-use crate::formats::hlog::HlogWriter;
+use crate::formats::export::hlog::HlogWriter;
 use crate::host::counters::{self, Sampler};
 use crate::host::kernel::{self, Tracer};
 use crate::host::snapshot::{self, HostRoot};
@@ -348,8 +348,9 @@ where
             Some(p) => {
                 let checked = hlog_checked.unwrap_or(Checked::New);
                 let file = output::open_checked(p, checked).context("--hlog")?;
-                let main =
-                    crate::formats::hlog::main_tag(plan.series.iter().map(|s| s.tag.as_str()));
+                let main = crate::formats::hlog_comments::main_tag(
+                    plan.series.iter().map(|s| s.tag.as_str()),
+                );
                 Some(HlogWriter::start(
                     file,
                     p,
@@ -522,7 +523,7 @@ where
     run.observers
         .extend(live.as_ref().and_then(|(endpoint, _)| endpoint.observer()));
     let completed = complete(&mut run);
-    let bytes = crate::formats::runfile::to_bytes(&run)?;
+    let bytes = crate::formats::export::runfile::to_bytes(&run)?;
     output::write_checked(&path, run_checked, &bytes)
         .with_context(|| format!("cannot save the run file {}", path.display()))?;
     // A run that ended by itself lets Prometheus take its last interval.
