@@ -243,7 +243,7 @@ pub fn interval_from_hdr(
         max: if count == 0 { 0 } else { hdr.max() },
         sum,
         clamped: 0,
-        histogram: crate::model::series::HistogramData::Encoded(encoded.map_or_else(
+        histogram: crate::model::histogram_data::HistogramData::Encoded(encoded.map_or_else(
             || crate::model::encoding::encode(hdr),
             |e| e.trim().to_string(),
         )),
