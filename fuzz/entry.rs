@@ -6,6 +6,12 @@
 //! An importer target loads the bytes as one format (or lets detection
 //! choose) and analyses what loaded; the journal target checks the bytes as
 //! a `host tune` journal. Each must return Ok or an error — never panic.
+//!
+//! The importer targets are the rows of the importers' table
+//! (`cauda::formats::import::table::IMPORTERS`), each by its
+//! `fuzz_target`: a new format is fuzzed once it has a row, and
+//! `tests/fuzz_corpus.rs` asks for its `fuzz_targets/` file and its
+//! `[[bin]]` in `Cargo.toml` by name.
 
 use std::path::Path;
 
