@@ -7,7 +7,7 @@
 #
 #   SECONDS_PER_TARGET  default 600
 #   TARGET              default all: one per format cauda reads (the
-#                       importers' table, src/formats/import/table.rs),
+#                       importers' table, src/formats/import/mod.rs),
 #                       detect and journal — the files of fuzz/fuzz_targets/
 #   --asan              build with AddressSanitizer instead of no sanitizer
 #

@@ -8,7 +8,7 @@
 //! a `host tune` journal. Each must return Ok or an error — never panic.
 //!
 //! The importer targets are the rows of the importers' table
-//! (`cauda::formats::import::table::IMPORTERS`), each by its
+//! (`cauda::formats::import::IMPORTERS`), each by its
 //! `fuzz_target`: a new format is fuzzed once it has a row, and
 //! `tests/fuzz_corpus.rs` asks for its `fuzz_targets/` file and its
 //! `[[bin]]` in `Cargo.toml` by name.
@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use cauda::formats::import::options::ReadOptions;
-use cauda::formats::import::{self, table::IMPORTERS};
+use cauda::formats::import::{self, IMPORTERS};
 use cauda::host::tune::journal;
 use cauda::model::Format;
 use cauda::units::TimeUnit;

@@ -4,7 +4,7 @@
 //! from; every exporter is a pure function from loaded inputs to bytes.
 //!
 //! - [`import`]: detection and one reader per format, driven by one table
-//!   ([`import::table`]).
+//!   ([`import::IMPORTERS`]).
 //! - [`export`]: .hlog, run file, CSV, .hgrm, Parquet, OMB and the
 //!   Prometheus encodings of the live page.
 //! - [`merge`]: `cauda merge`, the exact merge of runs and logs.

@@ -1,6 +1,6 @@
 //! The first bytes of an input as detection reads them: refused when they
 //! are not text, else the text and its first non-blank lines, which each
-//! format's detection rule ([`super::table::IMPORTERS`]) looks at.
+//! format's detection rule ([`super::IMPORTERS`]) looks at.
 
 use anyhow::Result;
 
