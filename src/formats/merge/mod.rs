@@ -41,23 +41,15 @@ pub enum TagBy {
     Source,
 }
 
-/// Merges inputs into one run file.
+/// The series of one merged tag, each with its input's source.
+type Group<'a> = (String, Vec<(&'a str, &'a Series)>);
+
+/// Merges inputs into one run file: the series grouped by tag, each group
+/// merged interval by interval, and the run assembled around them.
 pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
-    let mut groups: Vec<(String, Vec<(&str, &Series)>)> = Vec::new();
-    for input in inputs {
-        for series in &input.series {
-            let tag = match tag_by {
-                TagBy::Tag => series.tag.clone(),
-                TagBy::Source => format!("{}:{}", stem(&input.source), series.tag),
-            };
-            match groups.iter_mut().find(|(t, _)| *t == tag) {
-                Some((_, members)) => members.push((&input.source, series)),
-                None => groups.push((tag, vec![(&input.source, series)])),
-            }
-        }
-    }
     let grid = Grid::of(inputs);
     let percentiles = Percentile::defaults();
+    let groups = group_by_tag(inputs, tag_by);
     let mut merged_series = Vec::with_capacity(groups.len());
     let mut summary = Vec::with_capacity(groups.len());
     for (tag, members) in groups {
@@ -70,7 +62,37 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
     }
     let mut run = run_with_summary(inputs, merged_series, summary);
     run.probe = "merge".into();
-    run.parameters = serde_json::json!({
+    run.parameters = parameters(inputs, tag_by, &grid);
+    if let Some(earliest) = grid.earliest.and_then(|i| inputs[i].run.as_ref()) {
+        run.start_unix_ns = earliest.start_unix_ns;
+        run.start_time = earliest.start_time.clone();
+    }
+    run.warnings = grid.warnings(inputs, run.interval_ns);
+    Ok(run)
+}
+
+/// The inputs' series by merged tag, tags in order of first appearance.
+fn group_by_tag(inputs: &[Loaded], tag_by: TagBy) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for input in inputs {
+        for series in &input.series {
+            let tag = match tag_by {
+                TagBy::Tag => series.tag.clone(),
+                TagBy::Source => format!("{}:{}", stem(&input.source), series.tag),
+            };
+            match groups.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, members)) => members.push((&input.source, series)),
+                None => groups.push((tag, vec![(&input.source, series)])),
+            }
+        }
+    }
+    groups
+}
+
+/// What the merged run records of how it was made: its inputs (with their
+/// labels), `--tag-by`, and how intervals were aligned.
+fn parameters(inputs: &[Loaded], tag_by: TagBy, grid: &Grid) -> serde_json::Value {
+    serde_json::json!({
         "inputs": inputs.iter().map(|i| serde_json::json!({
             "source": i.source,
             "format": i.format,
@@ -78,13 +100,7 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
         })).collect::<Vec<_>>(),
         "tag_by": match tag_by { TagBy::Tag => "tag", TagBy::Source => "source" },
         "aligned_by": if grid.wall_clock { "wall-clock start" } else { "offset from each input's start" },
-    });
-    if let Some(earliest) = grid.earliest.and_then(|i| inputs[i].run.as_ref()) {
-        run.start_unix_ns = earliest.start_unix_ns;
-        run.start_time = earliest.start_time.clone();
-    }
-    run.warnings = grid.warnings(inputs, run.interval_ns);
-    Ok(run)
+    })
 }
 
 #[cfg(test)]
