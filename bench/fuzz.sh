@@ -6,15 +6,15 @@
 #   bench/fuzz.sh [--asan] [SECONDS_PER_TARGET] [TARGET...]
 #
 #   SECONDS_PER_TARGET  default 600
-#   TARGET              default all: runfile hlog hgrm fio_json fio_lat
-#                       fio_hist sockperf cyclictest_hist cyclictest_json
-#                       numbers detect journal (fuzz/fuzz_targets/)
+#   TARGET              default all: one per format cauda reads (the
+#                       importers' table, src/formats/import/mod.rs),
+#                       detect and journal — the files of fuzz/fuzz_targets/
 #   --asan              build with AddressSanitizer instead of no sanitizer
 #
 # Runs on stable Rust: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags.
 # Installs cargo-fuzz when missing. Each target's corpus is seeded from the
 # real-tools' fixtures in tests/fixtures (those of its format; all of them
-# for `detect`); the run grows a working corpus in fuzz/work/TARGET, which
+# for `detect` and for a format without a rule of its own in `seeds`); the run grows a working corpus in fuzz/work/TARGET, which
 # `cargo fuzz cmin` shrinks again and later runs start from. What is
 # committed is smaller still: fuzz/corpus/TARGET, the inputs (cut to 512
 # bytes) that cover every edge the working corpus covers, replayed by
@@ -28,7 +28,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(runfile hlog hgrm fio_json fio_lat fio_hist sockperf cyclictest_hist cyclictest_json numbers detect journal)
+ALL=()
+for f in fuzz/fuzz_targets/*.rs; do ALL+=("$(basename "$f" .rs)"); done
 sanitizer=none
 seconds=600
 targets=()
@@ -80,13 +81,13 @@ seeds() {
         cyclictest_hist) cp $f/cyclictest/*.txt "$2" ;;
         cyclictest_json) cp $f/cyclictest/*.json "$2" ;;
         numbers) seq 1000 37 9000 >"$2/seq"; cp $f/sockperf/*.csv $f/fio/lat_rw_lat.1.log "$2" ;;
-        detect)
+        journal) make_journal "$2/tune.journal" ;;
+        *)
             for g in $f/*/*; do
                 [[ -f $g && $g != *.expected.json && $g != *.md ]] && cp "$g" "$2"
             done
             make_run_files "$2"
             ;;
-        journal) make_journal "$2/tune.journal" ;;
     esac
 }
 

@@ -6,10 +6,17 @@
 //! An importer target loads the bytes as one format (or lets detection
 //! choose) and analyses what loaded; the journal target checks the bytes as
 //! a `host tune` journal. Each must return Ok or an error — never panic.
+//!
+//! The importer targets are the rows of the importers' table
+//! (`cauda::formats::import::IMPORTERS`), each by its
+//! `fuzz_target`: a new format is fuzzed once it has a row, and
+//! `tests/fuzz_corpus.rs` asks for its `fuzz_targets/` file and its
+//! `[[bin]]` in `Cargo.toml` by name.
 
 use std::path::Path;
 
-use cauda::formats::{self, ReadOptions};
+use cauda::formats::import::options::ReadOptions;
+use cauda::formats::import::{self, IMPORTERS};
 use cauda::host::tuning::journal;
 use cauda::model::Format;
 use cauda::units::TimeUnit;
@@ -17,35 +24,33 @@ use cauda::units::TimeUnit;
 /// The reader a target feeds.
 #[derive(Clone, Copy, Debug)]
 pub enum Reader {
-    /// `formats::load_bytes` with this format (`None`: detected), then
+    /// `formats::import::load_bytes` with this format (`None`: detected), then
     /// `analyze::analyze`.
     Import(Option<Format>),
     /// `journal::parse_bytes`, the check before a rollback.
     Journal,
 }
 
+/// How many targets there are: one per importable format, `detect` and
+/// `journal`.
+const COUNT: usize = IMPORTERS.len() + 2;
+
 /// Every target, by the name `cargo fuzz run` takes (its file in
-/// `fuzz_targets/` and its corpus folder in `corpus/`).
-pub const TARGETS: [(&str, Reader); 12] = [
-    ("runfile", Reader::Import(Some(Format::CaudaRun))),
-    ("hlog", Reader::Import(Some(Format::Hlog))),
-    ("hgrm", Reader::Import(Some(Format::Hgrm))),
-    ("fio_json", Reader::Import(Some(Format::FioJson))),
-    ("fio_lat", Reader::Import(Some(Format::FioLatLog))),
-    ("fio_hist", Reader::Import(Some(Format::FioHistLog))),
-    ("sockperf", Reader::Import(Some(Format::Sockperf))),
-    (
-        "cyclictest_hist",
-        Reader::Import(Some(Format::CyclictestHist)),
-    ),
-    (
-        "cyclictest_json",
-        Reader::Import(Some(Format::CyclictestJson)),
-    ),
-    ("numbers", Reader::Import(Some(Format::Numbers))),
-    ("detect", Reader::Import(None)),
-    ("journal", Reader::Journal),
-];
+/// `fuzz_targets/` and its corpus folder in `corpus/`): each row of the
+/// importers' table by its `fuzz_target`, then `detect` and `journal`.
+pub const TARGETS: [(&str, Reader); COUNT] = targets();
+
+const fn targets() -> [(&'static str, Reader); COUNT] {
+    let mut out = [("detect", Reader::Import(None)); COUNT];
+    let mut i = 0;
+    while i < IMPORTERS.len() {
+        let row = &IMPORTERS[i];
+        out[i] = (row.fuzz_target, Reader::Import(Some(row.format)));
+        i += 1;
+    }
+    out[COUNT - 1] = ("journal", Reader::Journal);
+    out
+}
 
 /// Feeds `data` to the reader of the target named `target`.
 pub fn feed(target: &str, data: &[u8]) {
@@ -56,7 +61,7 @@ pub fn feed(target: &str, data: &[u8]) {
         Reader::Import(format) => {
             let mut options = ReadOptions::new(TimeUnit::Ns);
             options.format = format;
-            if let Ok(loaded) = formats::load_bytes("fuzz", data, &options) {
+            if let Ok(loaded) = import::load_bytes("fuzz", data, &options) {
                 let options = cauda::analyze::Options::default();
                 let _ = cauda::analyze::analyze(std::slice::from_ref(&loaded), &options);
             }

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use cauda::formats::{self, ReadOptions};
+use cauda::formats::import::{self, options::ReadOptions};
 use cauda::units::TimeUnit;
 
 struct Rng(u64);
@@ -109,7 +109,7 @@ fn mutated_fixtures_never_panic_the_importers() {
             std::fs::write(&target, &bytes).unwrap();
             let options = ReadOptions::new(TimeUnit::Ns);
             let result = std::panic::catch_unwind(|| {
-                let loaded = formats::load(&target, &options)?;
+                let loaded = import::load(&target, &options)?;
                 // What loads must also analyse without a panic (errors are fine).
                 let _ = cauda::analyze::analyze(
                     std::slice::from_ref(&loaded),

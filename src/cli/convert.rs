@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::inputs::{InputArgs, load_all, print_warnings};
 use crate::error::Outcome;
-use crate::formats::export::{self, ExportFormat};
-use crate::formats::{omb, parquet};
+use crate::formats::export::{
+    ExportFormat, csv, hgrm, hlog, inputs as gathered, json, omb, parquet,
+};
 use crate::model::Loaded;
 use crate::output::{self, OwnKind};
 use crate::units::TimeUnit;
@@ -45,17 +46,17 @@ impl ConvertArgs {
     /// Loads the inputs and writes them in the chosen format.
     pub fn run(&self) -> Result<Outcome> {
         let (kind, export): (OwnKind, Exporter) = match self.to {
-            ExportFormat::Json => (OwnKind::RunFile, |i, _| export::to_json(i)),
-            ExportFormat::Hlog => (OwnKind::Hlog, |i, _| Ok(export::to_hlog(i))),
-            ExportFormat::Csv => (OwnKind::Other, |i, _| export::to_csv(i)),
-            ExportFormat::Hgrm => (OwnKind::Other, |i, a| export::to_hgrm(i, a.hgrm_unit)),
+            ExportFormat::Json => (OwnKind::RunFile, |i, _| json::to_json(i)),
+            ExportFormat::Hlog => (OwnKind::Hlog, |i, _| Ok(hlog::to_hlog(i))),
+            ExportFormat::Csv => (OwnKind::Other, |i, _| csv::to_csv(i)),
+            ExportFormat::Hgrm => (OwnKind::Other, |i, a| hgrm::to_hgrm(i, a.hgrm_unit)),
             ExportFormat::Omb => (OwnKind::Other, |i, _| omb::to_omb(i)),
             ExportFormat::Parquet => return self.run_parquet(),
         };
         let checked = output::check_writable(&self.output, kind, self.force, "-o")?;
         let inputs = load_all(&self.files, &self.input)?;
         if self.to != ExportFormat::Json {
-            export::require_distributions(&inputs)?;
+            gathered::require_distributions(&inputs)?;
         }
         let bytes = export(&inputs, self)?;
         output::write_checked(&self.output, checked, &bytes)?;
@@ -73,7 +74,7 @@ impl ConvertArgs {
             "-o",
         )?;
         let inputs = load_all(&self.files, &self.input)?;
-        print_warnings(&export::left_out(&inputs)?);
+        print_warnings(&gathered::left_out(&inputs)?);
         let tables = parquet::to_parquet(&inputs)?;
         output::write_dir(&checked, &[&tables.intervals, &tables.buckets])?;
         eprintln!(

@@ -7,7 +7,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::parse::duration;
-use crate::formats::{self, ReadOptions};
+use crate::formats::import;
+use crate::formats::import::options::{Column, ReadOptions};
 use crate::model::{Format, Loaded, Warning};
 use crate::units::TimeUnit;
 
@@ -36,17 +37,14 @@ impl InputArgs {
             unit_given: self.unit.is_some(),
             format: self.format,
             interval_ns: self.log_interval.max(1_000_000),
-            column: self
-                .column
-                .as_deref()
-                .map(crate::formats::numbers::Column::parse),
+            column: self.column.as_deref().map(Column::parse),
         }
     }
 }
 
 /// Loads an input and prints what its importer passed over.
 pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
-    let loaded = formats::load(path, options)?;
+    let loaded = import::load(path, options)?;
     print_warnings(&loaded.warnings);
     Ok(loaded)
 }

@@ -7,7 +7,8 @@ use clap::Args;
 
 use super::inputs::{InputArgs, load_all, print_warnings};
 use crate::error::Outcome;
-use crate::formats::{export, merge, runfile};
+use crate::formats::export::{inputs as gathered, runfile};
+use crate::formats::merge;
 use crate::output::{self, Checked, OwnKind};
 
 /// `cauda merge`.
@@ -40,7 +41,7 @@ impl MergeArgs {
             _ => None,
         };
         merge::refuse_double_counting(&self.files, replaced, &inputs)?;
-        export::require_distributions(&inputs)?;
+        gathered::require_distributions(&inputs)?;
         let run = merge::merge(&inputs, self.tag_by)?;
         let bytes = runfile::to_bytes(&run)?;
         output::write_checked(&self.output, checked, &bytes)?;

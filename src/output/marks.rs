@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::formats::GZIP_MAGIC;
-use crate::formats::hlog::CAUDA_HLOG_MARK;
-use crate::formats::parquet::MARK as CAUDA_PARQUET_MARK;
+use crate::formats::export::parquet::MARK as CAUDA_PARQUET_MARK;
+use crate::formats::hlog_comments::CAUDA_HLOG_MARK;
+use crate::formats::import::open::GZIP_MAGIC;
 
 /// The first `n` bytes of a file, decompressed when it is gzip; empty when
 /// unreadable.

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::error::{Outcome, input_error};
+use crate::formats::import::{self, options::ReadOptions};
 use crate::formats::merge::{self, TagBy};
-use crate::formats::{self, ReadOptions};
 use crate::model::Loaded;
 use crate::probe::broker::{self, Acks, BrokerConfig};
 use crate::probe::run::Destination;
@@ -148,7 +148,7 @@ fn pool(acks: Acks, runs: &[&Path]) -> Result<Loaded> {
     let options = ReadOptions::new(TimeUnit::Ns);
     let mut loaded: Vec<Loaded> = runs
         .iter()
-        .map(|p| formats::load(p, &options))
+        .map(|p| import::load(p, &options))
         .collect::<Result<_>>()?;
     if loaded.len() == 1 {
         return Ok(loaded.remove(0));

@@ -14,7 +14,7 @@ where READ is
    "table":     {SERIES: [{"p99_ns", "count", "min_ns", "max_ns",
                            "stall", "start_ns", "start_time" (ns), LABELS...}]}}
 
-"whole" and "interval_p99" follow cauda's rank rule (src/formats/parquet.rs):
+"whole" and "interval_p99" follow cauda's rank rule (src/formats/export/parquet/mod.rs):
 rank r = ceil(q*n) (at least 1); r = 1 is min(min_ns), r = n max(max_ns),
 any other rank the value_ns where the running count first reaches r,
 capped at max(max_ns). DuckDB computes them in SQL, the pyarrow side in

@@ -18,7 +18,7 @@ use anyhow::Context;
 use super::live::LiveFeed;
 use super::placement::Placement;
 use super::plan::SeriesSpec;
-use crate::formats::hlog::HlogWriter;
+use crate::formats::export::hlog::HlogWriter;
 use crate::model::{IntervalRecord, Series};
 use crate::record::LatencyHistogram;
 use crate::record::recorder::{IntervalReport, Recorder};

@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use super::endpoint::{Endpoint, Latest};
 use super::plan::{Observe, Plan};
-use crate::formats::hlog::HlogWriter;
+use crate::formats::export::hlog::HlogWriter;
 use crate::host::root::HostRoot;
 use crate::host::snapshot;
 use crate::host::trace::{self, Tracer};

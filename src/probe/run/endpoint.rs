@@ -1,6 +1,6 @@
 //! The metrics endpoint (`--metrics-listen`): a small HTTP/1.1 server on a
 //! thread of its own that answers `GET /metrics` with a page made off the
-//! hot path ([`crate::formats::prometheus`]).
+//! hot path ([`crate::formats::export::prometheus`]).
 //!
 //! Measurement never waits for a scraper. The collector swaps a finished
 //! page in under a lock held only to replace a pointer; the server thread
@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 
 use super::placement;
 use crate::error::input_error;
-use crate::formats::prometheus;
+use crate::formats::export::prometheus;
 use crate::model::Observer;
 use crate::record::StopFlag;
 

@@ -15,7 +15,7 @@
 //!   (Unix time), to line runs up.
 
 use super::endpoint::{Latest, Page};
-use crate::formats::prometheus::{Family, Metric, NativeHistogram, Value};
+use crate::formats::export::prometheus::{Family, Metric, NativeHistogram, Value};
 use crate::model::IntervalRecord;
 use crate::record::rank::{rank_of, values_at_ranks_in};
 

@@ -41,7 +41,8 @@ use anyhow::{Context, Result, anyhow};
 pub use destination::Destination;
 pub use plan::{Finished, Observe, Plan, SeriesSpec};
 
-use crate::formats::hlog::{self, HlogWriter};
+use crate::formats::export::hlog::HlogWriter;
+use crate::formats::hlog_comments;
 use crate::host::counters::Sampler;
 use crate::host::root::HostRoot;
 use crate::model::RunFile;
@@ -162,7 +163,7 @@ fn streams(
         Some(path) => {
             let checked = opened.hlog_checked.unwrap_or(Checked::New);
             let file = output::open_checked(path, checked).context("--hlog")?;
-            let main = hlog::main_tag(plan.series.iter().map(|s| s.tag.as_str()));
+            let main = hlog_comments::main_tag(plan.series.iter().map(|s| s.tag.as_str()));
             Some(HlogWriter::start(
                 file,
                 path,
@@ -210,7 +211,7 @@ where
     run.observers
         .extend(live.as_ref().and_then(|live| live.endpoint.observer()));
     let completed = complete(&mut run);
-    let bytes = crate::formats::runfile::to_bytes(&run)?;
+    let bytes = crate::formats::export::runfile::to_bytes(&run)?;
     output::write_checked(&path, run_checked, &bytes)
         .with_context(|| format!("cannot save the run file {}", path.display()))?;
     // A run that ended by itself lets Prometheus take its last interval.

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::analyze::{self, InputAnalysis, SeriesAnalysis};
 use crate::model::Loaded;
-use crate::model::series::{HistogramData, pack_entries};
+use crate::model::histogram_data::{HistogramData, pack_entries};
 use crate::model::{IntervalRecord, Series};
 
 /// Histogram bins per decade of latency.

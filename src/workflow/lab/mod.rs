@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, Result, anyhow};
 
 use crate::error::{Outcome, input_error};
-use crate::formats::{self, ReadOptions};
+use crate::formats::import::{self, options::ReadOptions};
 use crate::model::{Loaded, Role};
 use crate::record::StopFlag;
 use crate::units::format_ns;
@@ -98,7 +98,7 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         .iter()
         .filter(|(s, e)| s.is_run && !matches!(e, Ended::Failed(_)) && s.output.exists())
         .map(|(s, _)| {
-            formats::load(&s.output, &ReadOptions::new(crate::units::TimeUnit::Ns)).map(|l| (*s, l))
+            import::load(&s.output, &ReadOptions::new(crate::units::TimeUnit::Ns)).map(|l| (*s, l))
         })
         .collect::<Result<Vec<_>>>()?
         .into_iter()

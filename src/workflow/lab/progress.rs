@@ -74,7 +74,7 @@ impl Progress {
 /// log without one, of the last tagged series other than the control
 /// thread's `self` (the probe's own series is what the user watches).
 pub fn latest_percentiles(hlog: &Path) -> Option<(String, u64, u64)> {
-    use crate::formats::hlog::main_tag_in;
+    use crate::formats::hlog_comments::main_tag_in;
     let text = std::fs::read_to_string(hlog).ok()?;
     let main = text.lines().find_map(main_tag_in);
     let complete = || {
@@ -116,7 +116,7 @@ mod tests {
             values.iter().for_each(|&v| hist.record(v));
             IntervalRecord::from_histogram(0, 1_000_000_000, &hist)
         };
-        use crate::formats::hlog::{header_without_start, interval_line};
+        use crate::formats::export::hlog::{header_without_start, interval_line};
         let wanted: Vec<u64> = (1..=100).map(|i| i * 1_000).collect();
         // As cauda writes it: the main series untagged.
         let mut text = header_without_start(Some("rtt"));

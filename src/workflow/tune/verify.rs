@@ -15,7 +15,7 @@ use anyhow::{Result, anyhow};
 
 use crate::analyze::compare::{CompareOptions, Comparison, Verdict, compare};
 use crate::error::input_error;
-use crate::formats;
+use crate::formats::import;
 use crate::model::Role;
 
 /// The two run files of a verification, named after the journal.
@@ -78,9 +78,9 @@ pub fn run_probe(probe: &[String], output: &Path) -> Result<()> {
 
 /// Compares the before and after run files.
 pub fn compare_runs(before: &Path, after: &Path) -> Result<Comparison> {
-    let options = formats::ReadOptions::new(crate::units::TimeUnit::Ns);
-    let base = formats::load(before, &options)?;
-    let new = formats::load(after, &options)?;
+    let options = import::options::ReadOptions::new(crate::units::TimeUnit::Ns);
+    let base = import::load(before, &options)?;
+    let new = import::load(after, &options)?;
     compare(&base, &new, &CompareOptions::default())
 }
 

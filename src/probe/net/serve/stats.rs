@@ -56,7 +56,7 @@ impl ServeStats {
 
     /// The counters as a Prometheus page, labelled with the protocol.
     pub fn page(&self, protocol: &str) -> crate::probe::run::endpoint::Page {
-        use crate::formats::prometheus::{Family, Metric, Value};
+        use crate::formats::export::prometheus::{Family, Metric, Value};
         let labels = vec![("protocol".to_string(), protocol.to_string())];
         let counter = |name, help, a: &AtomicU64| Family {
             name,

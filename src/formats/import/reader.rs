@@ -103,6 +103,13 @@ impl Input {
     }
 }
 
+/// A JSON document's whole text, `source` named in the error.
+pub fn whole_text(source: &str, reader: Input) -> anyhow::Result<String> {
+    reader
+        .into_text()
+        .map_err(|e| crate::error::input_error(format!("{source}: cannot read as text ({e})")))
+}
+
 impl Read for Input {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let n = {

@@ -1,56 +1,38 @@
-//! Reading and writing cauda run files (`cauda.run/1`).
+//! Reading cauda run files (`cauda.run/1`).
 //!
-//! Every run file is written by [`to_bytes`], which seals it with a
-//! checksum ([`RunFile::integrity`]); [`parse`] refuses what is internally
+//! Every run file is written by [`crate::formats::export::runfile::to_bytes`],
+//! which seals it with a checksum ([`RunFile::integrity`]); [`parse`] refuses what is internally
 //! inconsistent and warns when a consistent file was changed after cauda
 //! wrote it. Users edit run files with jq, so a changed file is read (and
 //! analysed as it is now), never refused for the checksum alone.
 
 use anyhow::{Context, Result};
 
+use super::options::{Imported, ReadOptions};
+use super::reader::{Input, whole_text};
 use crate::error::input_error;
+use crate::formats::seal::{as_sealed, checksum, checksum_parts};
 use crate::model::{RUN_SCHEMA, RunFile, Series, Warning};
 
-/// The run file as written: compact JSON, sealed with its checksum, and a
-/// final newline.
-pub fn to_bytes(run: &RunFile) -> Result<Vec<u8>> {
-    let mut bytes = unsealed(run)?;
-    let seal = format!(",\"integrity\":\"{}\"}}\n", checksum(&bytes));
-    // The object's closing brace makes way for the last field.
-    bytes.pop();
-    bytes.extend_from_slice(seal.as_bytes());
-    Ok(bytes)
+/// Whether the first bytes are a run file's: a JSON object (fio's and
+/// cyclictest's, detected before, are not).
+pub(super) fn detect(head: &super::head::Head) -> bool {
+    head.trimmed.starts_with('{')
 }
 
-/// The compact JSON of `run` without its checksum: what the checksum covers.
-fn unsealed(run: &RunFile) -> Result<Vec<u8>> {
-    if run.integrity.is_none() {
-        return serde_json::to_vec(run).context("cannot serialize the run");
-    }
-    let mut open = run.clone();
-    open.integrity = None;
-    serde_json::to_vec(&open).context("cannot serialize the run")
-}
-
-fn checksum(bytes: &[u8]) -> String {
-    checksum_parts(bytes, b"")
-}
-
-fn checksum_parts(first: &[u8], second: &[u8]) -> String {
-    let mut crc = flate2::Crc::new();
-    crc.update(first);
-    crc.update(second);
-    format!("crc32:{:08x}", crc.sum())
-}
-
-/// The text of a run file as [`to_bytes`] wrote it, up to its seal: what
-/// the checksum covers, but for the object's closing brace.
-fn as_sealed(text: &str) -> Option<&[u8]> {
-    const SEAL: &str = ",\"integrity\":\"crc32:";
-    let body = text.strip_suffix("\"}\n")?;
-    let at = body.rfind(SEAL)?;
-    let hex = &body[at + SEAL.len()..];
-    (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| &body.as_bytes()[..at])
+/// The table's reader: the whole run, its series moved out of it.
+pub(super) fn import(source: &str, input: Input, _: &ReadOptions) -> Result<Imported> {
+    let text = whole_text(source, input)?;
+    let (mut run, changed) = parse(source, &text)?;
+    drop(text);
+    // The series move out of the run rather than being copied
+    // (a one-hour run holds some 7,000 stored histograms).
+    let series = std::mem::take(&mut run.series);
+    Ok(Imported {
+        series,
+        run: Some(run),
+        warnings: changed.into_iter().collect(),
+    })
 }
 
 /// Whether `run` is as cauda wrote it; a warning when its checksum says it
@@ -212,8 +194,9 @@ mod tests {
     /// from its schema, what is one but damaged by its own error.
     #[test]
     fn parse_says_what_a_document_is() {
-        let run = crate::formats::export::run_around(&[], Vec::new()).unwrap();
-        let text = String::from_utf8(super::to_bytes(&run).unwrap()).unwrap();
+        let run = crate::formats::export::json::run_around(&[], Vec::new()).unwrap();
+        let text =
+            String::from_utf8(crate::formats::export::runfile::to_bytes(&run).unwrap()).unwrap();
         assert!(super::parse("ok.json", &text).unwrap().1.is_none());
         let err = |text: &str| super::parse("x.json", text).unwrap_err().to_string();
         let newer = text.replace("\"cauda.run/1\"", "\"cauda.run/2\"");

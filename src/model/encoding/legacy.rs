@@ -41,7 +41,7 @@
 
 use std::io::Read;
 
-use super::encoding::{Version, counts_len, plain_v2_of, put_zeros, put_zigzag};
+use super::v2::{Version, counts_len, plain_v2_of, put_zeros, put_zigzag};
 
 const V0_COOKIE: u32 = 0x1c84_9308;
 const V0_DEFLATE_COOKIE: u32 = 0x1c84_9309;

@@ -2,7 +2,7 @@
 //! interval histograms, with empty intervals for gaps.
 
 use crate::model::digest::Digest;
-use crate::model::series::HistogramData;
+use crate::model::histogram_data::HistogramData;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::buckets::BucketCounts;
 use crate::record::histogram::ExactStats;

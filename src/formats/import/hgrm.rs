@@ -9,9 +9,26 @@ use std::io::BufRead;
 
 use anyhow::Result;
 
+use super::head::Head;
+use super::options::{Imported, ReadOptions};
+use super::reader::Input;
 use crate::error::input_error;
 use crate::model::{MeasuredFrom, Percentiles, Reported, Series};
 use crate::units::TimeUnit;
+
+/// Whether the first lines hold a distribution's header (`Value`,
+/// `Percentile`, `TotalCount`).
+pub(super) fn detect(head: &Head) -> bool {
+    head.lines
+        .iter()
+        .any(|l| l.starts_with("Value") && l.contains("Percentile") && l.contains("TotalCount"))
+}
+
+/// The table's reader: values in `--unit`, which an .hgrm needs.
+pub(super) fn import(source: &str, input: Input, options: &ReadOptions) -> Result<Imported> {
+    let unit = options.unit_given.then_some(options.unit);
+    Ok(Imported::of(read(source, input.with_line_limit(), unit)?))
+}
 
 fn number_after(text: &str, key: &str) -> Option<f64> {
     let rest = &text[text.find(key)? + key.len()..];

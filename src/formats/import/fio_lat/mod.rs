@@ -22,7 +22,11 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::cutter::Cutter;
-use super::fio::{direction_name, fields, metric_from_name, tag};
+use super::fio::{direction_name, fields, metric_from_name, numeric_fields, tag};
+use super::head::Head;
+use super::open::GZIP_MAGIC;
+use super::options::{Imported, ReadOptions};
+use super::reader::{Input, MAX_LINE};
 use crate::error::input_error;
 use crate::model::Series;
 
@@ -36,6 +40,31 @@ const PARALLEL_MIN_BYTES: u64 = 8 << 20;
 /// What the lines must look like, quoted in every refusal.
 const EXPECTED: &str = "expected 'time_ms, latency_ns, ddir, bs[, offset][, prio]' (a fio log \
                         written with log_avg_msec=0)";
+
+/// Whether the first bytes are a latency log's: numeric lines of 4 to 6
+/// fields (a histogram log's, with more, is detected before).
+pub(in crate::formats::import) fn detect(head: &Head) -> bool {
+    numeric_fields(head).is_some_and(|n| (4..=6).contains(&n))
+}
+
+/// The table's reader of a stream.
+pub(in crate::formats::import) fn import(
+    source: &str,
+    input: Input,
+    options: &ReadOptions,
+) -> Result<Imported> {
+    let series = read_lat_log(source, input.with_line_limit(), options.interval_ns)?;
+    Ok(Imported::of(series))
+}
+
+/// The table's reader of a plain file, in parallel chunks.
+pub(in crate::formats::import) fn import_file(
+    source: &str,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Option<Imported>> {
+    Ok(read_lat_log_file(source, path, options.interval_ns)?.map(Imported::of))
+}
 
 /// Reads a latency log from a stream, on this thread.
 pub fn read_lat_log(
@@ -63,7 +92,7 @@ pub fn read_lat_log_file(
         _ => return Ok(None),
     };
     let mut magic = [0u8; 2];
-    if file.read_exact_at(&mut magic, 0).is_err() || magic == super::GZIP_MAGIC {
+    if file.read_exact_at(&mut magic, 0).is_err() || magic == GZIP_MAGIC {
         return Ok(None);
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
@@ -201,7 +230,7 @@ impl LineFault {
             Fault::Cutter(why) => format!("{at}: {why}"),
             Fault::TooLong => format!(
                 "{at}: the line is longer than {} MiB: not a line of a fio log",
-                crate::formats::reader::MAX_LINE >> 20
+                MAX_LINE >> 20
             ),
             Fault::Read(e) => format!("{source}: cannot read ({e})"),
         })
@@ -236,7 +265,7 @@ fn parse_chunk(
     loop {
         if filled == buf.len() {
             // A line longer than the buffer, up to the one bound on lines.
-            if buf.len() as u64 > crate::formats::reader::MAX_LINE {
+            if buf.len() as u64 > MAX_LINE {
                 return Err(LineFault {
                     line: line_no + 1,
                     fault: Fault::TooLong,

@@ -14,7 +14,9 @@ use ::parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use ::parquet::schema::types::{ColumnPath, Type};
 use anyhow::{Context, Result};
 
-use super::MARK;
+/// The value of the `cauda.schema` key in every table's metadata: how
+/// cauda knows its own files.
+pub const MARK: &str = "cauda.parquet/1";
 
 /// Rows per row group (Parquet's usual 1 Mi): readers scan groups in parallel.
 const ROW_GROUP: usize = 1 << 20;

@@ -9,28 +9,29 @@ use std::io::BufRead;
 
 use anyhow::Result;
 
+use super::head::Head;
+use super::options::{Column, Imported, ReadOptions};
+use super::reader::Input;
 use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::LatencyHistogram;
 use crate::units::{Decimal, TimeUnit};
 
-/// Which column of a CSV file holds the values.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Column {
-    /// By header name.
-    Name(String),
-    /// By 1-based position.
-    Index(usize),
+/// Plain numbers are what is left: the last row of the table, taking
+/// any text no other format claimed.
+pub(super) fn detect(_: &Head) -> bool {
+    true
 }
 
-impl Column {
-    /// `3` → position 3; anything else → a header name.
-    pub fn parse(text: &str) -> Column {
-        match text.parse::<usize>() {
-            Ok(n) if n > 0 => Column::Index(n),
-            _ => Column::Name(text.to_string()),
-        }
-    }
+/// The table's reader: values in `--unit`, from `--column` of a CSV.
+pub(super) fn import(source: &str, input: Input, options: &ReadOptions) -> Result<Imported> {
+    let series = read(
+        source,
+        input.with_line_limit(),
+        options.unit,
+        options.column.as_ref(),
+    )?;
+    Ok(Imported::of(vec![series]))
 }
 
 fn separator(line: &str) -> Option<char> {

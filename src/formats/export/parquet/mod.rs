@@ -45,9 +45,10 @@ use ::parquet::basic::{LogicalType, TimeUnit};
 use ::parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use anyhow::Result;
 
+pub use columns::MARK;
 use columns::{Column, Dense, Field, text, write_table};
 
-use super::export::{label_columns, label_keys};
+use super::labels::{label_columns, label_keys};
 use crate::analyze::Percentile;
 use crate::analyze::stalls::{IntervalPoint, stalled};
 use crate::error::input_error;
@@ -58,10 +59,6 @@ use crate::record::rank::values_at_ranks_in;
 
 /// The files `-o DIR` gets.
 pub const FILES: [&str; 2] = ["intervals.parquet", "buckets.parquet"];
-
-/// The value of the `cauda.schema` key in every table's metadata: how
-/// cauda knows its own files.
-pub const MARK: &str = "cauda.parquet/1";
 
 /// The percentiles of the `intervals` table, and their columns.
 const PERCENTILES: [(&str, &str); 5] = [

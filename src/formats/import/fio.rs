@@ -19,9 +19,48 @@ use std::io::BufRead;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::head::Head;
+use super::options::{Imported, ReadOptions};
+use super::reader::{Input, whole_text};
 use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Percentiles, Reported, Series};
 use crate::record::LatencyHistogram;
+
+/// Whether the first bytes are fio's JSON: its version key.
+pub(super) fn detect_json(head: &Head) -> bool {
+    head.text.contains("\"fio version\"")
+}
+
+/// The table's reader of fio's JSON.
+pub(super) fn import_json(source: &str, input: Input, _: &ReadOptions) -> Result<Imported> {
+    let text = whole_text(source, input)?;
+    Ok(Imported::of(read_json(source, &text)?))
+}
+
+/// How many fields the first line has when every one is a number (decimal
+/// or `0x` hex), as in fio's logs.
+pub(super) fn numeric_fields(head: &Head) -> Option<usize> {
+    let first = head.lines.first()?;
+    let fields: Vec<&str> = first.split(',').map(str::trim).collect();
+    let numeric =
+        |f: &&str| !f.is_empty() && (f.bytes().all(|b| b.is_ascii_digit()) || f.starts_with("0x"));
+    fields.iter().all(numeric).then_some(fields.len())
+}
+
+/// Whether the first bytes are a histogram log's: numeric lines of
+/// `time, ddir, bs` and the 1856 bins, or a first line that long cut off.
+pub(super) fn detect_hist_log(head: &Head) -> bool {
+    numeric_fields(head)
+        .is_some_and(|n| n == HIST_BINS + 3 || (n > 1000 && !head.text.contains('\n')))
+}
+
+/// The table's reader of fio's histogram logs.
+pub(super) fn import_hist_log(source: &str, input: Input, _: &ReadOptions) -> Result<Imported> {
+    Ok(Imported::of(read_hist_log(
+        source,
+        input.with_line_limit(),
+    )?))
+}
 
 /// Bins per fio histogram row (FIO_IO_U_PLAT_GROUP_NR × FIO_IO_U_PLAT_VAL).
 pub const HIST_BINS: usize = 1856;

@@ -12,10 +12,38 @@ use std::io::BufRead;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::head::Head;
+use super::options::{Imported, ReadOptions};
+use super::reader::{Input, whole_text};
 use crate::error::input_error;
 use crate::model::{IntervalRecord, MeasuredFrom, Series};
 use crate::record::LatencyHistogram;
 use crate::record::histogram::MAX_VALUES;
+
+/// Whether the first bytes are cyclictest's JSON: an object with its
+/// version key, or with threads and no `schema` (a run file has one).
+pub(super) fn detect_json(head: &Head) -> bool {
+    let text = head.text;
+    head.trimmed.starts_with('{')
+        && (text.contains("\"rt_test_version")
+            || (text.contains("\"thread\"") && !text.contains("\"schema\"")))
+}
+
+/// The table's reader of cyclictest's JSON.
+pub(super) fn import_json(source: &str, input: Input, _: &ReadOptions) -> Result<Imported> {
+    let text = whole_text(source, input)?;
+    Ok(Imported::of(read_json(source, &text)?))
+}
+
+/// Whether the first bytes are cyclictest's text histogram (`# Histogram`).
+pub(super) fn detect_text(head: &Head) -> bool {
+    head.lines.contains(&"# Histogram")
+}
+
+/// The table's reader of cyclictest's text histogram.
+pub(super) fn import_text(source: &str, input: Input, _: &ReadOptions) -> Result<Imported> {
+    Ok(Imported::of(read_text(source, input.with_line_limit())?))
+}
 
 /// Microseconds to nanoseconds; an absurd value saturates (and is then
 /// clamped and counted by the histogram) rather than wrapping.

@@ -9,6 +9,9 @@ use std::io::BufRead;
 use anyhow::Result;
 
 use super::cutter::Cutter;
+use super::head::Head;
+use super::options::{Imported, ReadOptions};
+use super::reader::Input;
 use crate::error::input_error;
 use crate::model::Series;
 use crate::units::Decimal;
@@ -17,6 +20,20 @@ use crate::units::Decimal;
 pub fn is_header(line: &str) -> bool {
     let l = line.trim();
     l.starts_with("packet") && l.contains("txTime") && l.contains("rxTime")
+}
+
+/// Whether the first lines are sockperf's: its full-log header, or a line
+/// of its own preamble (`sockperf: …`).
+pub(super) fn detect(head: &Head) -> bool {
+    head.lines
+        .iter()
+        .any(|l| is_header(l) || l.starts_with("sockperf:"))
+}
+
+/// The table's reader.
+pub(super) fn import(source: &str, input: Input, options: &ReadOptions) -> Result<Imported> {
+    let series = read(source, input.with_line_limit(), options.interval_ns)?;
+    Ok(Imported::of(vec![series]))
 }
 
 /// Reads the round trips, cut into intervals by send time.
