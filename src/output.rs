@@ -13,7 +13,7 @@
 //! (`RENAME_NOREPLACE`) and the result is saved beside it.
 //!
 //! A format written as several files (Parquet's two tables) goes into a
-//! directory of its own ([`check_dir`], [`write_dir`]): made when missing,
+//! directory of its own ([`dir::check_dir`], [`dir::write_dir`]): made when missing,
 //! never one that holds other files unless `--force`, each file written as
 //! above.
 
@@ -27,9 +27,8 @@ use anyhow::{Context, Result};
 use crate::error::input_error;
 use crate::input::kind_of;
 
-mod dir;
+pub mod dir;
 mod marks;
-pub use dir::{CheckedDir, check_dir, write_dir};
 pub use marks::HTML_MARK;
 use marks::{is_cauda_hlog, is_cauda_html, is_cauda_run_file};
 

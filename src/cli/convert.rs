@@ -66,7 +66,7 @@ impl ConvertArgs {
 
     /// `--to parquet`: a directory of two tables.
     fn run_parquet(&self) -> Result<Outcome> {
-        let checked = output::check_dir(
+        let checked = output::dir::check_dir(
             &self.output,
             &parquet::FILES,
             OwnKind::Parquet,
@@ -76,7 +76,7 @@ impl ConvertArgs {
         let inputs = load_all(&self.files, &self.input)?;
         print_warnings(&gathered::left_out(&inputs)?);
         let tables = parquet::to_parquet(&inputs)?;
-        output::write_dir(&checked, &[&tables.intervals, &tables.buckets])?;
+        output::dir::write_dir(&checked, &[&tables.intervals, &tables.buckets])?;
         eprintln!(
             "wrote {}: {} ({} rows) and {} ({} rows)",
             self.output.display(),
