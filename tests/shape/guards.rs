@@ -122,7 +122,10 @@ fn a_visibility_or_a_second_super_is_no_reference() {
     ]);
     assert_eq!(folder_cycles(&restricted), Vec::<String>::new());
     let used = with(&[
-        ("model/mod.rs", "//! Data.\nmod b;\npub use b::B;\npub struct M;\n"),
+        (
+            "model/mod.rs",
+            "//! Data.\nmod b;\npub use b::B;\npub struct M;\n",
+        ),
         ("model/b.rs", "//! B.\npub struct B(crate::model::M);\n"),
     ]);
     assert_eq!(folder_cycles(&used).len(), 1);
