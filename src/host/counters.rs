@@ -1,6 +1,6 @@
 //! Per-interval host counters: what the host did while a probe measured.
 //!
-//! Sampled at each interval boundary by the session's sampler thread (never
+//! Sampled at each interval boundary by the run engine's observer thread (never
 //! a probe thread) and stored as deltas per interval, so a stall can be laid
 //! beside the counters of the same second:
 //!

@@ -7,7 +7,7 @@
 //!
 //! The probe thread does no measuring of its own: it starts the command
 //! at the run's start and sleeps (in `ppoll`, no periodic wake-up) until
-//! the command exits, the runtime ends or a signal comes; the session's
+//! the command exits, the runtime ends or a signal comes; the run engine's
 //! observer reads the kernel's histograms at each boundary
 //! ([`crate::host::trace`]).
 

@@ -1,7 +1,7 @@
 //! The recording engine shared by every probe: clock, open-loop schedule,
 //! per-thread recorders, interval rotation and the rank rule. The
-//! collector that merges what recorders send lives with the session
-//! (`crate::probe::collector`): it builds the model's series.
+//! collector that merges what recorders send lives with the run engine
+//! (`crate::probe::run::collector`): it builds the model's series.
 
 pub mod buckets;
 pub mod clock;

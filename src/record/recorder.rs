@@ -51,7 +51,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder for `thread` that sends each finished interval to the
-    /// collector (`crate::probe::collector`) and takes spare histograms back.
+    /// collector (`crate::probe::run::collector`) and takes spare histograms back.
     pub fn new(
         thread: usize,
         run_start_ns: u64,

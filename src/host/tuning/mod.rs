@@ -6,7 +6,7 @@
 //! ([`persist`]), the lock that keeps two tunings apart ([`lock`]), and
 //! `host hold-latency`'s PM QoS limit for one command ([`hold`]). The
 //! commands that string them together, with `--verify`'s measurements, are
-//! the tune workflow's (`crate::tune`).
+//! the tune workflow's (`crate::workflow::tune`).
 
 pub mod apply;
 pub mod files;

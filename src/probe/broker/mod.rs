@@ -11,7 +11,7 @@
 //! - [`ledger`]: what producers and consumers share, and every record's
 //!   fate at the end;
 //! - [`config`]: the parameters and their checks; `threads`: the
-//!   measuring threads as the session runs them; `warnings`: what the run
+//!   measuring threads as the run engine runs them; `warnings`: what the run
 //!   file says beside the series.
 //!
 //! Series: `publish`, `publish.service`, `publish.queue` (producers) and
@@ -162,7 +162,7 @@ fn check_message_limit(config: &BrokerConfig, topic: &TopicInfo) -> Result<()> {
     Ok(())
 }
 
-/// The session's plan (series, threads, the warnings known before
+/// The engine's plan (series, threads, the warnings known before
 /// measuring), and where producers and consumers record.
 fn plan(config: &BrokerConfig, topic: &TopicInfo) -> Result<(Plan, ProduceSeries, ConsumeSeries)> {
     let (series, produce_ids, consume_ids) = config.series();

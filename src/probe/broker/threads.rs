@@ -1,4 +1,4 @@
-//! The `broker` probe's threads as the session runs them: threads
+//! The `broker` probe's threads as the run engine runs them: threads
 //! `0..producers` produce, the rest consume. Each is connected (and a
 //! producer warmed up) while preparing, then handed to its thread's body.
 

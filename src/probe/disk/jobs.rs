@@ -1,4 +1,4 @@
-//! The `disk` probe's jobs as the session runs them: each is prepared (its
+//! The `disk` probe's jobs as the run engine runs them: each is prepared (its
 //! engine made on the target, its workload seeded, the `--ramp` warm-up
 //! run unrecorded) and then measured; each finished job's counts are kept
 //! for the completion.

@@ -141,7 +141,7 @@ fn precondition(
     Ok(())
 }
 
-/// The session's plan (the engine chosen and the region's length join the
+/// The engine's plan (the engine chosen and the region's length join the
 /// parameters), and where each direction's values go.
 fn plan(
     config: &DiskConfig,

@@ -1,7 +1,7 @@
 //! The disk run's own figures beside its series: IOPS and bandwidth (per
 //! interval and overall), failed I/Os by errno, CPU time per I/O and write
 //! amplification. They complete the run file (its `"disk"` section, typed
-//! in [`crate::model::disk`], its faults and warnings) before the session
+//! in [`crate::model::disk`], its faults and warnings) before the run engine
 //! writes it, and make the printed summary.
 
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use crate::model::{RunFile, Warning};
 use crate::probe::run::Finished;
 use crate::units::format_ns;
 
-/// The disk section of a run the session has collected but not written.
+/// The disk section of a run the run engine has collected but not written.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     config: &DiskConfig,

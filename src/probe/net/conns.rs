@@ -1,4 +1,4 @@
-//! The `net` probe's connections as the session runs them: one thread
+//! The `net` probe's connections as the run engine runs them: one thread
 //! each, connected and warmed up while preparing (opened again when the
 //! start came much later), then measured; each connection's counts are
 //! added up for the completion.

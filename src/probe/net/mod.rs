@@ -8,7 +8,7 @@
 //! - [`client`]: the measuring loop, one connection per probe thread;
 //! - [`link`]: the client's socket: connect, send, receive by a deadline;
 //! - [`config`]: the parameters and their checks; `conns`: the
-//!   connections as the session runs them.
+//!   connections as the run engine runs them.
 //!
 //! Message accounting (sent, answered, lost, in flight, duplicates, late
 //! and wrong-sequence replies) goes into the run file's `faults` map, all
@@ -81,7 +81,7 @@ fn start_loopback(config: &NetConfig) -> Result<(Option<serve::Server>, NetConfi
     Ok((server, config))
 }
 
-/// The session's plan, and where each connection records.
+/// The engine's plan, and where each connection records.
 fn plan(config: &NetConfig) -> Result<(Plan, SeriesIds)> {
     let (series, ids) = config.series();
     let plan = Plan {

@@ -189,7 +189,7 @@ pub fn watch(
 
 /// The monotonic clock observer threads sleep on: a sleep ends at its
 /// deadline, or early (returning `false`) once `done` says the probes have
-/// finished and the session has unparked the thread.
+/// finished and the engine has unparked the thread.
 pub struct ObserverClock<'a> {
     /// Whether the probes have finished.
     pub done: &'a dyn Fn() -> bool,
@@ -221,7 +221,7 @@ mod tests {
     use super::*;
 
     /// Runs [`watch`] with a heartbeat until `after` has passed, then stops
-    /// it as the session does; returns what it saw and how long it ran.
+    /// it as the engine does; returns what it saw and how long it ran.
     fn watch_for(interval_ns: u64, after: std::time::Duration) -> (Watched, u64) {
         use std::sync::atomic::{AtomicBool, Ordering};
         let done = AtomicBool::new(false);
