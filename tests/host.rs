@@ -623,14 +623,7 @@ fn storm_run(dir: &Path) -> PathBuf {
     };
     let destination = Destination {
         run_file: Some(run.clone()),
-        hlog: None,
-        force: false,
-        labels: Default::default(),
-        start_at_unix_ns: None,
-        metrics: None,
-        kernel: Vec::new(),
-        host_counters: true,
-        self_heartbeat: true,
+        ..Destination::default()
     };
     let storm_path = storm.clone();
     let dd = std::thread::spawn(move || {

@@ -4,9 +4,9 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::measure::{ProbeCommand, Ran, measure};
-use super::output::RunOutputArgs;
+use super::measure::{ProbeCommand, Ran};
 use super::parse::{duration, rate};
+use super::run_output::RunOutputArgs;
 use crate::error::Outcome;
 use crate::probe::broker::{Acks, BrokerConfig};
 use crate::probe::run::{Destination, Finished};
@@ -125,15 +125,12 @@ pub struct BrokerArgs {
 }
 
 impl BrokerArgs {
-    /// Measures the broker, or with `--acks-matrix` runs the matrix of
-    /// acknowledgement settings.
-    pub fn run(&self) -> Result<Outcome> {
-        if self.acks_matrix {
-            let config = self.config()?;
-            let destination = self.output.destination()?;
-            return crate::workflow::matrix::run(&config, &destination, self.matrix_rounds);
-        }
-        measure(self)
+    /// `--acks-matrix`: the broker measured at each acknowledgement
+    /// setting, in rounds, and compared.
+    pub fn run_matrix(&self) -> Result<Outcome> {
+        let config = self.config()?;
+        let destination = self.output.destination()?;
+        crate::workflow::matrix::run(&config, &destination, self.matrix_rounds)
     }
 }
 

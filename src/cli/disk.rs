@@ -6,8 +6,8 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 
 use super::measure::{ProbeCommand, Ran};
-use super::output::RunOutputArgs;
 use super::parse::{duration, rate};
+use super::run_output::RunOutputArgs;
 use crate::error::input_error;
 use crate::model::disk::EngineKind;
 use crate::probe::disk::DiskConfig;

@@ -4,8 +4,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::measure::{ProbeCommand, Ran};
-use super::output::RunOutputArgs;
 use super::parse::{CpuList, cpu_list, duration};
+use super::run_output::RunOutputArgs;
 use crate::probe::hiccup::{self, HiccupConfig};
 use crate::probe::run::Destination;
 use crate::record::StopFlag;

@@ -5,8 +5,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::measure::{ProbeCommand, Ran};
-use super::output::RunOutputArgs;
 use super::parse::duration;
+use super::run_output::RunOutputArgs;
 use crate::model::kernel::KernelSource;
 use crate::probe::kernel::{KernelConfig, device_name};
 use crate::probe::run::Destination;

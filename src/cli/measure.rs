@@ -9,7 +9,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::inputs::print_warnings;
-use super::output::RunOutputArgs;
+use super::run_output::RunOutputArgs;
 use crate::analyze;
 use crate::error::Outcome;
 use crate::model::{Format, Loaded};

@@ -7,8 +7,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::measure::{ProbeCommand, Ran};
-use super::output::RunOutputArgs;
 use super::parse::{CpuList, cpu_list, duration, message_size, rate};
+use super::run_output::RunOutputArgs;
 use crate::probe::net::Proto;
 use crate::probe::net::{self, NetConfig};
 use crate::probe::run::{Destination, Finished};

@@ -4,8 +4,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::measure::{ProbeCommand, Ran};
-use super::output::RunOutputArgs;
 use super::parse::{CpuList, DurationList, cpu_list, duration, duration_list, rate};
+use super::run_output::RunOutputArgs;
 use crate::probe::run::Destination;
 use crate::probe::timer::{self, DEFAULT_IDLE_LENGTHS_NS, TimerConfig};
 use crate::record::{Arrivals, StopFlag};

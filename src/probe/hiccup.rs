@@ -129,7 +129,7 @@ pub fn run(config: &HiccupConfig, destination: &Destination, stop: &StopFlag) ->
         };
     // The probe is the control thread itself: no second one beside it.
     let observe = Observe {
-        self_hiccups: false,
+        self_heartbeat: false,
         ..Observe::default()
     };
     run::run_completing(plan, &observe, destination, stop, prepare, body, |_| Ok(()))

@@ -31,7 +31,15 @@ pub struct Measured {
     /// The first failure of a probe thread.
     pub thread_error: Option<anyhow::Error>,
     /// What cauda's threads shared with the probe's, when they could not keep apart.
-    pub shared: Option<Warning>,
+    pub shared_cpus: Option<Warning>,
+}
+
+/// What went wrong while measuring, reported once the run file is saved.
+pub struct Failures {
+    /// The first failure of a probe thread.
+    pub thread: Option<anyhow::Error>,
+    /// A failure writing the interval log.
+    pub hlog: Option<anyhow::Error>,
 }
 
 /// The series and observations of a run, on one grid.
@@ -83,26 +91,28 @@ fn gather(
     }
 }
 
-/// The run file, as the engine knows it (the probe completes it after).
+/// The run file, as the engine knows it (the probe completes it after),
+/// and what went wrong while measuring.
 pub fn assemble(
     plan: Plan,
     destination: &Destination,
     host: HostSnapshot,
-    measured: &mut Measured,
+    measured: Measured,
     stop: &StopFlag,
-) -> Result<RunFile> {
-    let start = &measured.start;
-    let gathered = gather(
-        &mut measured.collected,
-        measured.watched.take(),
+) -> Result<(RunFile, Failures)> {
+    let Measured {
         start,
-        plan.interval_ns,
-    );
+        mut collected,
+        watched,
+        thread_error,
+        shared_cpus,
+    } = measured;
+    let gathered = gather(&mut collected, watched, &start, plan.interval_ns);
     let summary = series_summaries(&gathered.series).map_err(|e| anyhow!(e))?;
     let warnings = plan
         .warnings
         .into_iter()
-        .chain(measured.shared.take())
+        .chain(shared_cpus)
         .chain(late_start(
             destination.start_at_unix_ns,
             start.start_unix_ns,
@@ -110,19 +120,19 @@ pub fn assemble(
         ))
         .chain(gathered.kernel.iter().flat_map(trace::report::warnings))
         .collect();
-    Ok(RunFile {
+    let run = RunFile {
         schema: RUN_SCHEMA.into(),
         tool: Tool::this(),
         probe: plan.probe.into(),
         load: plan.load,
         parameters: plan.parameters,
-        start_time: start.start_time.clone(),
+        start_time: start.start_time,
         start_unix_ns: start.start_unix_ns,
         start_at_unix_ns: destination.start_at_unix_ns,
         labels: destination.labels.clone(),
-        duration_ns: measured.collected.end_ns.saturating_sub(start.run_start),
+        duration_ns: collected.end_ns.saturating_sub(start.run_start),
         interval_ns: plan.interval_ns,
-        interrupted: stop.is_raised() && measured.thread_error.is_none(),
+        interrupted: stop.is_raised() && thread_error.is_none(),
         host,
         faults: Default::default(),
         warnings,
@@ -134,5 +144,10 @@ pub fn assemble(
         kernel: gathered.kernel,
         observers: gathered.observers,
         integrity: None,
-    })
+    };
+    let failures = Failures {
+        thread: thread_error,
+        hlog: collected.hlog_error,
+    };
+    Ok((run, failures))
 }

@@ -101,8 +101,8 @@ pub struct Live {
     pub latest: Latest,
 }
 
-/// A run's outputs and instruments, ready before any thread starts.
-pub struct Opened {
+/// Where a run writes, checked (and bound) before any thread starts.
+pub struct Outputs {
     /// The run file's path (given, or the default name chosen).
     pub path: PathBuf,
     /// What writing the run file may replace.
@@ -111,14 +111,22 @@ pub struct Opened {
     pub hlog_checked: Option<Checked>,
     /// The metrics endpoint, bound.
     pub live: Option<Live>,
+}
+
+/// The first stage's result: the outputs, and what watches the run.
+pub struct Opened {
+    /// Where the run writes.
+    pub outputs: Outputs,
     /// The kernel series' programs, loaded and attached.
     pub tracer: Option<Tracer>,
     /// The host's settings as the run begins.
     pub host: HostSnapshot,
 }
 
-/// The first stage: checks the outputs, chooses the default name, binds
-/// the metrics endpoint and attaches the kernel series' programs.
+/// The first stage: checks the given outputs, binds the metrics endpoint,
+/// chooses (and checks) the default name, attaches the kernel series'
+/// programs and takes the host snapshot (its audit is this stage's
+/// slowest step).
 pub fn open(plan: &Plan, observe: &Observe, destination: &Destination) -> Result<Opened> {
     let (run_checked, hlog_checked) = destination.check()?;
     // Bound before anything runs: an address in use stops the run here.
@@ -159,10 +167,12 @@ pub fn open(plan: &Plan, observe: &Observe, destination: &Destination) -> Result
         })?)
     };
     Ok(Opened {
-        path,
-        run_checked,
-        hlog_checked,
-        live,
+        outputs: Outputs {
+            path,
+            run_checked,
+            hlog_checked,
+            live,
+        },
         tracer,
         host: snapshot::capture_full(&HostRoot::default()),
     })

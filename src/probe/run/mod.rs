@@ -1,16 +1,17 @@
 //! The run engine: the machinery every probe shares, as five stages.
 //!
-//! 1. **Open** ([`destination::open`]): the outputs are checked (the default
-//!    name chosen), the metrics endpoint bound, the kernel series'
+//! 1. **Open** ([`destination::open`]): the outputs are checked, the
+//!    metrics endpoint bound, the default name chosen, the kernel series'
 //!    programs attached and the host snapshot taken — a refusal here costs
 //!    no measurement.
-//! 2. **Start** ([`threads::start`], [`start::begin`]): each probe thread
+//! 2. **Start** ([`threads::prepare`], then `begin`): each probe thread
 //!    prepares itself (pinning, priority) and reports back, the first
 //!    failure aborting the run; then the start is fixed (at `--start-at`
-//!    if given), recorders are handed out and the collector starts.
-//! 3. **Observe and join**: the observer thread wakes at each interval
-//!    boundary ([`observer`]) while the threads measure until their
-//!    schedule ends or the stop flag rises; then all are joined.
+//!    if given, [`start::fix`]), the collector starts, each thread gets its
+//!    recorder and the observer thread starts.
+//! 3. **Observe and join** (`observe_and_join`): the observer wakes at each
+//!    interval boundary ([`observer`]) while the threads measure until
+//!    their schedule ends or the stop flag rises; then all are joined.
 //! 4. **Assemble** ([`assemble::assemble`]): the series, the kernel series,
 //!    the `self` heartbeat, the host counters and the summaries become the
 //!    run file, and the probe completes it (faults, warnings, its section).
@@ -35,6 +36,7 @@ pub mod start;
 pub mod threads;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 
 use anyhow::{Context, Result, anyhow};
 
@@ -45,11 +47,13 @@ use crate::formats::export::hlog::HlogWriter;
 use crate::formats::hlog_comments;
 use crate::host::counters::Sampler;
 use crate::host::root::HostRoot;
-use crate::model::RunFile;
+use crate::host::trace::Tracer;
+use crate::model::{RunFile, Warning};
 use crate::output::{self, Checked};
 use crate::record::{Recorder, StopFlag};
-use assemble::Measured;
-use destination::Opened;
+use assemble::{Failures, Measured};
+use collector::Collected;
+use destination::{Opened, Outputs};
 use live::LiveFeed;
 use placement::Placement;
 
@@ -93,75 +97,144 @@ where
     B: Fn(usize, u64, &mut Recorder, &StopFlag) -> Result<u64> + Sync,
     C: FnOnce(&mut RunFile) -> Result<()>,
 {
-    let mut opened = destination::open(&plan, observe, destination)?;
+    let Opened {
+        outputs,
+        tracer,
+        host,
+    } = destination::open(&plan, observe, destination)?;
+    let setting = Setting {
+        plan: &plan,
+        observe,
+        destination,
+        outputs: &outputs,
+        stop,
+    };
     let probes_done = AtomicBool::new(false);
-    let mut measured = std::thread::scope(|scope| -> Result<Measured> {
-        let ready = threads::start(scope, plan.probe, plan.threads, stop, &prepare, &body)?;
-        // The probe threads have pinned themselves: the observers keep off
-        // their CPUs where they can.
-        if let Some(tracer) = opened.tracer.as_mut() {
-            tracer.own_threads(&ready.thread_ids)?;
-        }
-        let placement = Placement::beside(&crate::sys::allowed_cpus(), &ready.thread_ids);
-        let sampler = destination.host_counters.then(|| {
-            let ids = ready.thread_ids.clone();
-            Sampler::new(HostRoot::default(), observe.block_device.clone(), ids)
-        });
-        let (start, sampling) = start::begin(destination.start_at_unix_ns, stop, sampler)?;
-        if let Some(tracer) = opened.tracer.as_mut() {
-            tracer.arm(start.run_start, plan.interval_ns)?;
-        }
-        let (hlog, feed) = streams(&plan, destination, &opened, &start)?;
-        let (recorders, collector) = collector::start(
-            plan.series.clone(),
-            plan.threads,
-            start.run_start,
-            plan.interval_ns,
-            hlog,
-            feed,
-            &placement,
-        )?;
-        let running = ready.go(recorders, start.run_start);
-        let watching = observer::Watching {
-            heartbeat: observe.self_hiccups && destination.self_heartbeat,
-            sampling,
-            tracer: opened.tracer.take(),
-        };
-        let boundaries = observer::Boundaries {
-            run_start_ns: start.run_start,
-            interval_ns: plan.interval_ns,
-        };
-        let watcher = observer::spawn(scope, &placement, boundaries, watching, &probes_done);
-        let thread_error = running.join();
-        probes_done.store(true, Ordering::Release);
-        let watched = observer::finish(watcher);
-        let collected = collector
-            .join()
-            .map_err(|_| anyhow!("the collector thread panicked"))?;
-        Ok(Measured {
-            start,
-            collected,
-            watched,
-            thread_error,
-            shared: placement.shared,
-        })
+    let measured = std::thread::scope(|scope| -> Result<Measured> {
+        let ready = threads::prepare(scope, plan.probe, plan.threads, stop, &prepare, &body)?;
+        let started = begin(scope, &setting, tracer, ready, &probes_done)?;
+        observe_and_join(started, &probes_done)
     })?;
-    let host = std::mem::take(&mut opened.host);
-    let run = assemble::assemble(plan, destination, host, &mut measured, stop)?;
-    write_and_report(run, complete, opened, measured, stop)
+    let (run, failures) = assemble::assemble(plan, destination, host, measured, stop)?;
+    write_and_report(run, complete, outputs, failures, stop)
+}
+
+/// What the stages of one run read: the probe's plan and what was asked.
+struct Setting<'a> {
+    plan: &'a Plan,
+    observe: &'a Observe,
+    destination: &'a Destination,
+    outputs: &'a Outputs,
+    stop: &'a StopFlag,
+}
+
+/// The second stage's result: the run has started.
+struct Started<'scope> {
+    start: start::Start,
+    running: threads::Running<'scope>,
+    collector: JoinHandle<Collected>,
+    watcher: Option<ScopedJoinHandle<'scope, observer::Watched>>,
+    /// What cauda's threads share with the probe's, when they cannot keep apart.
+    shared_cpus: Option<Warning>,
+}
+
+/// The second stage, once every probe thread is ready: places cauda's own
+/// threads beside the probe's, fixes the start (at `--start-at` if given),
+/// arms the kernel series, opens the streamed outputs, starts the
+/// collector, hands each thread its recorder and starts the observer.
+fn begin<'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    setting: &Setting,
+    mut tracer: Option<Tracer>,
+    ready: threads::Ready<'scope>,
+    done: &'scope AtomicBool,
+) -> Result<Started<'scope>> {
+    let Setting {
+        plan,
+        observe,
+        destination,
+        stop,
+        ..
+    } = *setting;
+    // The probe threads have pinned themselves: the observers keep off
+    // their CPUs where they can.
+    if let Some(tracer) = tracer.as_mut() {
+        tracer.own_threads(&ready.thread_ids)?;
+    }
+    let placement = Placement::beside(&crate::sys::allowed_cpus(), &ready.thread_ids);
+    let sampler = || {
+        let ids = ready.thread_ids.clone();
+        let device = observe.block_device.clone();
+        (destination.host_counters).then(|| Sampler::new(HostRoot::default(), device, ids))
+    };
+    let (start, sampling) = start::fix(destination.start_at_unix_ns, stop, sampler)?;
+    if let Some(tracer) = tracer.as_mut() {
+        tracer.arm(start.run_start, plan.interval_ns)?;
+    }
+    let (hlog, feed) = streams(setting, &start)?;
+    let (recorders, collector) = collector::start(
+        plan.series.clone(),
+        plan.threads,
+        start.run_start,
+        plan.interval_ns,
+        hlog,
+        feed,
+        &placement,
+    )?;
+    let running = ready.go(recorders, start.run_start);
+    let watching = observer::Watching {
+        self_heartbeat: observe.self_heartbeat && destination.self_heartbeat,
+        sampling,
+        tracer,
+    };
+    let boundaries = observer::Boundaries {
+        run_start_ns: start.run_start,
+        interval_ns: plan.interval_ns,
+    };
+    let watcher = observer::spawn(scope, &placement, boundaries, watching, done);
+    Ok(Started {
+        start,
+        running,
+        collector,
+        watcher,
+        shared_cpus: placement.shared,
+    })
+}
+
+/// The third stage: waits for the probe threads, then stops the observer
+/// and takes what it and the collector gathered.
+fn observe_and_join(started: Started<'_>, done: &AtomicBool) -> Result<Measured> {
+    let thread_error = started.running.join();
+    done.store(true, Ordering::Release);
+    let watched = observer::finish(started.watcher);
+    let collected = started
+        .collector
+        .join()
+        .map_err(|_| anyhow!("the collector thread panicked"))?;
+    Ok(Measured {
+        start: started.start,
+        collected,
+        watched,
+        thread_error,
+        shared_cpus: started.shared_cpus,
+    })
 }
 
 /// The streamed outputs, opened once the start is fixed: the interval log
 /// (`--hlog`) and the live view (`--metrics-listen`).
 fn streams(
-    plan: &Plan,
-    destination: &Destination,
-    opened: &Opened,
+    setting: &Setting,
     start: &start::Start,
 ) -> Result<(Option<HlogWriter>, Option<LiveFeed>)> {
+    let Setting {
+        plan,
+        destination,
+        outputs,
+        ..
+    } = *setting;
     let hlog = match &destination.hlog {
         Some(path) => {
-            let checked = opened.hlog_checked.unwrap_or(Checked::New);
+            let checked = outputs.hlog_checked.unwrap_or(Checked::New);
             let file = output::open_checked(path, checked).context("--hlog")?;
             let main = hlog_comments::main_tag(plan.series.iter().map(|s| s.tag.as_str()));
             Some(HlogWriter::start(
@@ -175,7 +248,7 @@ fn streams(
         }
         None => None,
     };
-    let feed = opened.live.as_ref().map(|live| {
+    let feed = outputs.live.as_ref().map(|live| {
         let tags: Vec<String> = plan.series.iter().map(|s| s.tag.clone()).collect();
         LiveFeed::new(
             plan.probe,
@@ -194,19 +267,19 @@ fn streams(
 fn write_and_report<C>(
     mut run: RunFile,
     complete: C,
-    opened: Opened,
-    measured: Measured,
+    outputs: Outputs,
+    failures: Failures,
     stop: &StopFlag,
 ) -> Result<Finished>
 where
     C: FnOnce(&mut RunFile) -> Result<()>,
 {
-    let Opened {
+    let Outputs {
         path,
         run_checked,
         live,
         ..
-    } = opened;
+    } = outputs;
     // The endpoint's thread as of its last scrape during the run.
     run.observers
         .extend(live.as_ref().and_then(|live| live.endpoint.observer()));
@@ -221,7 +294,7 @@ where
         live.endpoint
             .await_scrape_of(live.latest.generation(), stop);
     }
-    if let Some(e) = measured.thread_error {
+    if let Some(e) = failures.thread {
         return Err(e.context(format!(
             "the run failed; what was measured is saved in {}",
             path.display()
@@ -233,7 +306,7 @@ where
             path.display()
         )));
     }
-    if let Some(e) = measured.collected.hlog_error {
+    if let Some(e) = failures.hlog {
         return Err(e.context(format!(
             "the run finished but the interval log is incomplete; the run file {} is complete",
             path.display()

@@ -49,7 +49,7 @@ pub struct Boundaries {
 /// What the observer thread is to do at each boundary.
 pub struct Watching {
     /// Record how late it woke (the `self` series).
-    pub heartbeat: bool,
+    pub self_heartbeat: bool,
     /// Sample the host counters: the sampler and its baseline reading.
     pub sampling: Option<(Sampler, Reading)>,
     /// Read the kernel series' finished intervals, and stop them when the
@@ -73,7 +73,7 @@ pub struct Watched {
 impl Watching {
     /// Whether there is anything to do at the boundaries.
     fn is_idle(&self) -> bool {
-        !self.heartbeat && self.sampling.is_none() && self.tracer.is_none()
+        !self.self_heartbeat && self.sampling.is_none() && self.tracer.is_none()
     }
 }
 
@@ -128,7 +128,7 @@ pub fn watch(
     done: &dyn Fn() -> bool,
 ) -> Watched {
     let Watching {
-        heartbeat,
+        self_heartbeat: heartbeat,
         sampling,
         mut tracer,
     } = watching;
@@ -234,7 +234,7 @@ mod tests {
                 };
                 let done = || done.load(Ordering::Acquire);
                 let watching = Watching {
-                    heartbeat: true,
+                    self_heartbeat: true,
                     sampling: None,
                     tracer: None,
                 };

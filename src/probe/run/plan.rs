@@ -45,7 +45,7 @@ pub struct Observe {
     /// Record the `self` heartbeat: how late cauda's observer thread woke
     /// at each interval boundary. `false` for a probe that is itself the
     /// control thread (`hiccup`).
-    pub self_hiccups: bool,
+    pub self_heartbeat: bool,
     /// The kernel series count every process's block requests, not only
     /// this one's (`cauda kernel`, which watches what others do).
     pub whole_host: bool,
@@ -55,7 +55,7 @@ impl Default for Observe {
     fn default() -> Self {
         Observe {
             block_device: None,
-            self_hiccups: true,
+            self_heartbeat: true,
             whole_host: false,
         }
     }

@@ -21,12 +21,13 @@ pub struct Start {
 }
 
 /// Waits for `--start-at` (`start_at`, ns since the epoch), then fixes the
-/// start: the wall clock, the host counters' baseline reading (taken as
-/// near the start as possible) and the monotonic clock, in that order.
-pub fn begin(
+/// start: the wall clock, the host counters' sampler made and its baseline
+/// reading taken (as near the start as possible), and the monotonic
+/// clock, in that order.
+pub fn fix(
     start_at: Option<u128>,
     stop: &StopFlag,
-    sampler: Option<Sampler>,
+    sampler: impl FnOnce() -> Option<Sampler>,
 ) -> Result<(Start, Option<(Sampler, Reading)>)> {
     if let Some(at) = start_at {
         wait_for_wall_clock(at, stop)?;
@@ -37,7 +38,7 @@ pub fn begin(
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let start_time = humantime::format_rfc3339_seconds(wall_start).to_string();
-    let sampling = sampler.map(|mut sampler| {
+    let sampling = sampler().map(|mut sampler| {
         let baseline = sampler.sample();
         (sampler, baseline)
     });

@@ -32,9 +32,9 @@ pub struct Running<'scope> {
 }
 
 /// Starts `threads` threads named for `probe`, each running `prepare`,
-/// and waits until every one is ready; the first failure calls the others
-/// off and is returned.
-pub fn start<'scope, 'env, P, B>(
+/// and waits until every one is ready; the first failure (or panic) calls
+/// the others off and is returned.
+pub fn prepare<'scope, 'env, P, B>(
     scope: &'scope Scope<'scope, 'env>,
     probe: &str,
     threads: usize,
@@ -57,7 +57,14 @@ where
         let handle = std::thread::Builder::new()
             .name(format!("cauda-{probe}-{thread}"))
             .spawn_scoped(scope, move || {
-                let _ = ready_tx.send((thread, sys::thread_id(), prepare(thread)));
+                // A panic while preparing is a failure to prepare, not a
+                // panic of the whole run.
+                let prepared =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prepare(thread)))
+                        .unwrap_or_else(|_| {
+                            Err(anyhow!("probe thread {thread} panicked while preparing"))
+                        });
+                let _ = ready_tx.send((thread, sys::thread_id(), prepared));
                 // Not held while waiting: a thread that dies preparing
                 // must not leave the others' readiness unanswered.
                 drop(ready_tx);
