@@ -19,14 +19,19 @@ pub struct KernelArgs {
     /// a path (/dev/vda) [default: every device, mixed].
     #[arg(long, value_name = "DEV")]
     pub device: Option<String>,
-    /// How long to watch [default: until COMMAND exits]; a command still
-    /// running then gets SIGINT.
+    /// How long to watch [default: until COMMAND exits]. A command still
+    /// running then (or at Ctrl-C/SIGTERM) gets SIGTERM — its process group
+    /// if it leads one — once the run file is saved, and SIGKILL 5 s later.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub runtime: Option<u64>,
     /// Output options; --kernel chooses the groups [default: block,runq].
     #[command(flatten)]
     pub output: RunOutputArgs,
-    /// The command to run while watching, after --; cauda exits with its code.
+    /// The command to run while watching, after --. cauda exits with its
+    /// code when it exits by itself (128+N if signal N ended it); 0 when
+    /// cauda stopped it at --runtime; 137 when it ignored SIGTERM and was
+    /// killed; 130 after Ctrl-C or SIGTERM (a second one exits at once and
+    /// kills the command).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
@@ -46,6 +51,7 @@ impl ProbeCommand for KernelArgs {
                  cauda convert --to hlog afterwards)",
             ));
         }
+        self.output.unsharded("cauda kernel")?;
         let mut sources = self.output.kernel.clone();
         if sources.is_empty() {
             sources = vec![KernelSource::Block, KernelSource::Runq];
@@ -73,10 +79,10 @@ impl ProbeCommand for KernelArgs {
     }
 
     fn run(config: &KernelConfig, destination: &Destination, stop: &StopFlag) -> Result<Ran> {
-        let (finished, exit_code) = crate::probe::kernel::run(config, destination, stop)?;
+        let (finished, ended) = crate::probe::kernel::run(config, destination, stop)?;
         Ok(Ran {
             finished,
-            exit_code,
+            exit_code: ended.map(|e| e.exit_code()),
         })
     }
 }

@@ -11,7 +11,7 @@
 //! observer reads the kernel's histograms at each boundary
 //! ([`crate::host::trace`]).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
@@ -102,13 +102,43 @@ fn runnable(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(program))))
 }
 
-/// Runs `cauda kernel`: returns the run and, when a command ran, its exit
-/// code (128 + the signal when a signal ended it, as shells report it).
+/// How long a command still running when the watch ends (at `--runtime`,
+/// or at the user's Ctrl-C or SIGTERM) has, after cauda's SIGTERM, before
+/// cauda sends SIGKILL.
+pub const GRACE_NS: u64 = 5_000_000_000;
+
+/// How the watched command ended, as cauda's exit code says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// It exited by itself, with this code (128 + N for signal N, as a
+    /// shell reports it).
+    Itself(i32),
+    /// cauda stopped it with SIGTERM and it exited within the grace.
+    Stopped,
+    /// It ignored SIGTERM for the whole grace and was killed (SIGKILL).
+    Killed,
+}
+
+impl Ended {
+    /// cauda's exit code for it: the command's own code; 0 when cauda
+    /// stopped it as asked; 137 (128 + SIGKILL) when it had to be killed.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Ended::Itself(code) => code,
+            Ended::Stopped => 0,
+            Ended::Killed => 128 + libc::SIGKILL,
+        }
+    }
+}
+
+/// Runs `cauda kernel`: returns the run and, when a command ran, how it
+/// ended. The run file is written as soon as the watch ends; a command
+/// still running then is stopped afterwards ([`GRACE_NS`]).
 pub fn run(
     config: &KernelConfig,
     destination: &Destination,
     stop: &StopFlag,
-) -> Result<(Finished, Option<i32>)> {
+) -> Result<(Finished, Option<Ended>)> {
     config.validate()?;
     let plan = Plan {
         probe: "kernel",
@@ -126,16 +156,22 @@ pub fn run(
     };
     let mut destination = destination.clone();
     destination.kernel = config.sources.clone();
-    let code = Mutex::new(None);
+    // The command, started at the run's start; and whether it exited by
+    // itself during the watch.
+    let watched: Mutex<Option<(Child, bool)>> = Mutex::new(None);
     let body = |_: usize, start: u64, _: &mut crate::record::Recorder, stop: &StopFlag| {
         let deadline = config
             .runtime_ns
             .map_or(u64::MAX, |r| start.saturating_add(r));
-        let status = watch(&config.command, deadline, stop)?;
-        if let Ok(mut code) = code.lock() {
-            *code = status;
+        let child = Child::start(&config.command)?;
+        let exited = watch(child.as_ref(), deadline, stop);
+        let stopped_at = MonotonicClock.now();
+        if let Some(child) = child
+            && let Ok(mut watched) = watched.lock()
+        {
+            *watched = Some((child, exited));
         }
-        Ok(MonotonicClock.now())
+        Ok(stopped_at)
     };
     let finished = run::run_completing(
         plan,
@@ -145,79 +181,120 @@ pub fn run(
         |_| Ok(()),
         body,
         |_| Ok(()),
-    )?;
-    let code = code.into_inner().unwrap_or(None);
-    Ok((finished, code))
+    );
+    // The run file is safe (or the run failed): now the command's end.
+    let ended = match watched.into_inner().unwrap_or(None) {
+        Some((child, exited)) => Some(child.end(exited, GRACE_NS)?),
+        None => None,
+    };
+    Ok((finished?, ended))
 }
 
-/// Runs `command` (if any) until it exits, `deadline_ns` passes or `stop`
-/// rises, sleeping in `ppoll` on a pipe that a signal or the command's end
-/// writes to; a command still running at the end gets SIGINT (as Ctrl-C
-/// would), then is waited for.
-fn watch(command: &[String], deadline_ns: u64, stop: &StopFlag) -> Result<Option<i32>> {
-    let pipe = || UnixStream::pair().context("cannot make a wake-up pipe");
-    // One pipe the signals write to, one the command's end writes to.
-    let (signal_rx, signal_tx) = pipe()?;
-    let (exit_rx, exit_tx) = pipe()?;
-    let mut registered = Vec::new();
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let tx = signal_tx
-            .try_clone()
-            .context("cannot make a wake-up pipe")?;
-        registered.push(
-            signal_hook::low_level::pipe::register(signal, tx)
-                .context("cannot install the signal handler")?,
-        );
-    }
-    let mut waiter = None;
-    if let Some(program) = command.first() {
+/// A command cauda runs while it watches, and the thread that reaps it.
+struct Child {
+    pid: u32,
+    waiter: std::thread::JoinHandle<std::io::Result<std::process::ExitStatus>>,
+    /// Readable once the command exited.
+    exited: UnixStream,
+}
+
+impl Child {
+    /// Starts `command` (none when empty) in cauda's process group, as a
+    /// shell would, so a Ctrl-C at the terminal reaches it too.
+    fn start(command: &[String]) -> Result<Option<Child>> {
+        let Some(program) = command.first() else {
+            return Ok(None);
+        };
+        let (exited, exit_tx) = UnixStream::pair().context("cannot make a wake-up pipe")?;
         let mut child = std::process::Command::new(program)
             .args(&command[1..])
             .spawn()
             .with_context(|| format!("cannot run '{program}'"))?;
         let pid = child.id();
-        waiter = Some((
+        // A second Ctrl-C (cauda exits at once) takes the command along.
+        sys::kill_on_insist(Some(sys::child_target(pid)));
+        let waiter = std::thread::spawn(move || {
+            let status = child.wait();
+            let _ = (&exit_tx).write_all(&[1]);
+            status
+        });
+        Ok(Some(Child {
             pid,
-            std::thread::spawn(move || {
-                let status = child.wait();
-                let _ = (&exit_tx).write_all(&[1]);
-                status
-            }),
-        ));
+            waiter,
+            exited,
+        }))
     }
-    let mut ready = Vec::new();
-    let mut exited = false;
-    while !exited && !stop.is_raised() && sys::monotonic_ns() < deadline_ns {
-        sys::poll_readable_until(
-            &[signal_rx.as_fd(), exit_rx.as_fd()],
-            deadline_ns,
-            &mut ready,
-        )
-        .context("cannot wait")?;
-        if ready.first() == Some(&true) {
-            let _ = (&signal_rx).read(&mut [0u8; 64]);
+
+    /// Waits up to `until_ns` (monotonic) for the command to exit.
+    fn exits_by(&self, until_ns: u64) -> bool {
+        let mut ready = Vec::new();
+        while sys::monotonic_ns() < until_ns {
+            match sys::poll_readable_until(&[self.exited.as_fd()], until_ns, &mut ready) {
+                Ok(n) if n > 0 => return true,
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
         }
-        exited = ready.get(1) == Some(&true);
+        self.waiter.is_finished()
     }
-    for id in registered {
-        signal_hook::low_level::unregister(id);
+
+    /// Ends the command: one that `exited` by itself is reaped; one still
+    /// running gets SIGTERM (its process group if it leads one), and
+    /// SIGKILL after `grace_ns`.
+    fn end(self, exited: bool, grace_ns: u64) -> Result<Ended> {
+        let target = sys::child_target(self.pid);
+        let mut ended = None;
+        if !exited && !self.exits_by(sys::monotonic_ns()) {
+            let _ = sys::signal_target(target, libc::SIGTERM);
+            ended = Some(Ended::Stopped);
+            if !self.exits_by(sys::monotonic_ns().saturating_add(grace_ns)) {
+                eprintln!(
+                    "the command ignored SIGTERM for {}: killed (SIGKILL)",
+                    crate::units::format_duration_compact(grace_ns)
+                );
+                let _ = sys::signal_target(target, libc::SIGKILL);
+                ended = Some(Ended::Killed);
+            }
+        }
+        let status = self
+            .waiter
+            .join()
+            .map_err(|_| anyhow!("the thread waiting for the command panicked"))?
+            .context("cannot wait for the command")?;
+        sys::kill_on_insist(None);
+        Ok(ended.unwrap_or_else(|| {
+            Ended::Itself(
+                status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            )
+        }))
     }
-    let Some((pid, waiter)) = waiter else {
-        return Ok(None);
-    };
-    if !exited {
-        // The time is up or cauda was stopped: end the command as Ctrl-C would.
-        let _ = sys::interrupt(pid);
+}
+
+/// Sleeps (in `ppoll`, no periodic wake-up) until the command (if any)
+/// exits, `deadline_ns` passes or `stop` rises; true when the command
+/// exited.
+fn watch(child: Option<&Child>, deadline_ns: u64, stop: &StopFlag) -> bool {
+    let mut fds = Vec::new();
+    fds.extend(child.map(|c| c.exited.as_fd()));
+    let no_wake_fd = stop.wake_fd().is_none();
+    fds.extend(stop.wake_fd());
+    let mut ready = Vec::new();
+    while !stop.is_raised() && sys::monotonic_ns() < deadline_ns {
+        // Without the flag's descriptor, look at the flag every 10 ms.
+        let until = if no_wake_fd {
+            deadline_ns.min(sys::monotonic_ns().saturating_add(10_000_000))
+        } else {
+            deadline_ns
+        };
+        match sys::poll_readable_until(&fds, until, &mut ready) {
+            Ok(_) if child.is_some() && ready.first() == Some(&true) => return true,
+            Ok(_) => {}
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
     }
-    let status = waiter
-        .join()
-        .map_err(|_| anyhow!("the thread waiting for the command panicked"))?
-        .context("cannot wait for the command")?;
-    Ok(Some(
-        status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
-    ))
+    child.is_some_and(|c| c.waiter.is_finished())
 }
 
 #[cfg(test)]
@@ -252,16 +329,37 @@ mod tests {
     fn the_command_runs_and_its_code_comes_back() {
         let stop = StopFlag::new();
         let cmd = ["sh", "-c", "exit 3"].map(String::from);
-        let code = watch(&cmd, u64::MAX, &stop).unwrap();
-        assert_eq!(code, Some(3));
+        let child = Child::start(&cmd).unwrap().unwrap();
+        assert!(watch(Some(&child), u64::MAX, &stop));
+        assert_eq!(child.end(true, GRACE_NS).unwrap(), Ended::Itself(3));
     }
 
     #[test]
-    fn a_command_still_running_at_the_deadline_is_interrupted() {
+    fn a_command_still_running_at_the_deadline_is_stopped_with_sigterm() {
         let stop = StopFlag::new();
         let cmd = ["sleep", "30"].map(String::from);
+        let child = Child::start(&cmd).unwrap().unwrap();
         let deadline = sys::monotonic_ns() + 200_000_000;
-        let code = watch(&cmd, deadline, &stop).unwrap();
-        assert_eq!(code, Some(128 + libc::SIGINT));
+        assert!(!watch(Some(&child), deadline, &stop));
+        assert_eq!(child.end(false, GRACE_NS).unwrap(), Ended::Stopped);
+        assert_eq!(Ended::Stopped.exit_code(), 0);
+    }
+
+    #[test]
+    fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
+        let stop = StopFlag::new();
+        // Ignores SIGINT and SIGTERM; exec keeps one process to kill.
+        let cmd = ["sh", "-c", "trap '' INT TERM; exec sleep 30"].map(String::from);
+        let child = Child::start(&cmd).unwrap().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        stop.raise();
+        let began = std::time::Instant::now();
+        assert!(
+            !watch(Some(&child), u64::MAX, &stop),
+            "the flag ends the watch"
+        );
+        assert!(began.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(child.end(false, 300_000_000).unwrap(), Ended::Killed);
+        assert_eq!(Ended::Killed.exit_code(), 137);
     }
 }

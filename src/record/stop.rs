@@ -1,6 +1,16 @@
 //! Stopping a run: Ctrl-C or SIGTERM set a flag the probe loops poll (one
-//! relaxed load per operation); a second Ctrl-C exits at once with 130.
+//! relaxed load per operation); a second Ctrl-C exits at once with 130
+//! (killing a child command cauda waits for, [`crate::sys::kill_on_insist`]).
+//!
+//! Every wait that is not a probe's measured loop sleeps on the flag's
+//! wake-up descriptor ([`StopFlag::sleep_until`], [`StopFlag::wake_fd`]):
+//! raising the flag (a signal, or [`StopFlag::raise`]) writes a byte that
+//! is never read, so the descriptor stays readable and every waiter, now
+//! or later, wakes at once — no wait has to poll the flag on a timer.
 
+use std::io::Write;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -8,8 +18,28 @@ use anyhow::Context;
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 /// A shared flag that says "stop now".
-#[derive(Clone, Debug, Default)]
-pub struct StopFlag(Arc<AtomicBool>);
+#[derive(Clone, Debug)]
+pub struct StopFlag(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    raised: Arc<AtomicBool>,
+    /// Readable once the flag is up (read end, write end); `None` when the
+    /// process is out of descriptors (waits then look every 10 ms).
+    wake: Option<(UnixStream, UnixStream)>,
+}
+
+impl Default for StopFlag {
+    fn default() -> Self {
+        let wake = UnixStream::pair()
+            .ok()
+            .filter(|(_, tx)| tx.set_nonblocking(true).is_ok());
+        StopFlag(Arc::new(Inner {
+            raised: Arc::new(AtomicBool::new(false)),
+            wake,
+        }))
+    }
+}
 
 impl StopFlag {
     /// A flag nobody has raised.
@@ -18,26 +48,104 @@ impl StopFlag {
     }
 
     /// A flag raised by SIGINT or SIGTERM. A second signal while the flag is
-    /// up terminates the process with 130 (the user insisted).
+    /// up terminates the process with 130 (the user insisted), after
+    /// killing the child command cauda waits for, if any.
     pub fn on_signals() -> anyhow::Result<Self> {
         let flag = StopFlag::new();
+        let raised = &flag.0.raised;
         for signal in [SIGINT, SIGTERM] {
-            signal_hook::flag::register_conditional_shutdown(signal, 130, flag.0.clone())
+            // In this order: the handler runs its actions as registered.
+            crate::sys::register_insist_kill(signal, raised.clone())
                 .context("cannot install the signal handler")?;
-            signal_hook::flag::register(signal, flag.0.clone())
+            signal_hook::flag::register_conditional_shutdown(signal, 130, raised.clone())
                 .context("cannot install the signal handler")?;
+            signal_hook::flag::register(signal, raised.clone())
+                .context("cannot install the signal handler")?;
+            if let Some((_, tx)) = &flag.0.wake {
+                let tx = tx
+                    .try_clone()
+                    .context("cannot install the signal handler")?;
+                signal_hook::low_level::pipe::register(signal, tx)
+                    .context("cannot install the signal handler")?;
+            }
         }
         Ok(flag)
     }
 
-    /// Raises the flag.
+    /// Raises the flag, waking every wait on it.
     pub fn raise(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.raised.store(true, Ordering::SeqCst);
+        if let Some((_, tx)) = &self.0.wake {
+            // Full (raised many times already) is as good as written.
+            let _ = (&*tx).write(&[1]);
+        }
     }
 
     /// True once raised.
     #[inline]
     pub fn is_raised(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.raised.load(Ordering::Relaxed)
+    }
+
+    /// A descriptor that turns readable when the flag rises (and stays
+    /// so), for a wait on several descriptors at once.
+    pub fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.0.wake.as_ref().map(|(rx, _)| rx.as_fd())
+    }
+
+    /// Sleeps until `deadline_ns` (monotonic) or until the flag rises,
+    /// whichever comes first; true when the flag is up.
+    pub fn sleep_until(&self, deadline_ns: u64) -> bool {
+        let mut ready = Vec::new();
+        loop {
+            if self.is_raised() {
+                return true;
+            }
+            let now = crate::sys::monotonic_ns();
+            if now >= deadline_ns {
+                return false;
+            }
+            let polled = self
+                .wake_fd()
+                .map(|fd| crate::sys::poll_readable_until(&[fd], deadline_ns, &mut ready));
+            if !matches!(polled, Some(Ok(_))) {
+                crate::sys::sleep_until_ns(deadline_ns.min(now + 10_000_000));
+            }
+        }
+    }
+
+    /// [`StopFlag::sleep_until`] for `ns` from now.
+    pub fn sleep_for(&self, ns: u64) -> bool {
+        self.sleep_until(crate::sys::monotonic_ns().saturating_add(ns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raising_the_flag_wakes_a_sleeper_at_once_and_every_later_one() {
+        let stop = StopFlag::new();
+        assert!(!stop.sleep_for(1_000_000), "nobody raised it");
+        let raiser = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.raise();
+            })
+        };
+        let began = std::time::Instant::now();
+        assert!(stop.sleep_for(60_000_000_000));
+        assert!(began.elapsed() < std::time::Duration::from_secs(10));
+        raiser.join().unwrap();
+        // Still readable: a second waiter does not sleep either.
+        assert!(stop.sleep_for(60_000_000_000));
+        let mut ready = Vec::new();
+        let fd = stop.wake_fd().unwrap();
+        assert_eq!(
+            crate::sys::poll_readable_until(&[fd], 0, &mut ready).unwrap(),
+            1
+        );
     }
 }

@@ -12,6 +12,7 @@ mod clock;
 mod files;
 mod parallel;
 mod poll;
+mod signals;
 
 pub use clock::{monotonic_ns, sleep_until_ns};
 pub use files::{
@@ -22,6 +23,7 @@ pub use parallel::map_parallel;
 #[cfg(target_arch = "x86_64")]
 pub use parallel::non_digit_bits_64;
 pub use poll::{Epoll, poll_readable, poll_readable_until, set_listen_backlog};
+pub use signals::{child_target, kill_on_insist, register_insist_kill, signal_target};
 
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {

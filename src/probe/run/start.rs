@@ -69,9 +69,11 @@ pub fn late_start(start_at: Option<u128>, started: u128, interval_ns: u64) -> Op
 }
 
 /// Waits until the wall clock reads `at` (ns since the epoch), in sleeps
-/// on the monotonic clock that end early for Ctrl-C; a time already past
-/// returns at once (the run records how late it began).
+/// on the monotonic clock that the first Ctrl-C or SIGTERM ends at once
+/// ([`StopFlag::sleep_until`]); a time already past returns at once (the
+/// run records how late it began).
 fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
+    // Short steps, so a wall clock stepped meanwhile (NTP) is followed.
     const STEP_NS: u128 = 50_000_000;
     let clock = MonotonicClock;
     let now_unix = || {
@@ -81,19 +83,21 @@ fn wait_for_wall_clock(at: u128, stop: &StopFlag) -> Result<()> {
             .unwrap_or(0)
     };
     let mut left = at.saturating_sub(now_unix());
-    // Progress for a person at a terminal, not for an orchestrator's log.
-    if left > 1_000_000_000 && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!("waiting {:.1} s for --start-at", left as f64 / 1e9);
+    // Said to a person at a terminal and to an orchestrator's log alike.
+    if left > 1_000_000_000 {
+        eprintln!(
+            "waiting {:.1} s for --start-at (Ctrl-C stops; nothing is measured before it)",
+            left as f64 / 1e9
+        );
     }
     while left > 0 {
-        if stop.is_raised() {
+        // Whole steps, then the rest in one sleep aimed at the instant.
+        let nap = left.min(STEP_NS) as u64;
+        if stop.sleep_until(clock.now() + nap) {
             return Err(crate::error::interrupted(
                 "interrupted while waiting for --start-at: nothing was measured",
             ));
         }
-        // Whole steps, then the rest in one sleep aimed at the instant.
-        let nap = left.min(STEP_NS) as u64;
-        clock.sleep_until(clock.now() + nap);
         left = at.saturating_sub(now_unix());
     }
     Ok(())

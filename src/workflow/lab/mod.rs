@@ -270,24 +270,28 @@ fn run_step(
             .with_context(|| format!("cannot create {}", step.output.display()))?;
         command.stdout(out);
     }
+    // A process group of its own: the terminal's Ctrl-C reaches the lab
+    // alone, which forwards exactly one SIGINT at once (a second signal
+    // would make the step exit without saving).
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot start {} for {}", exe.display(), step.title))?;
+    crate::sys::kill_on_insist(Some(crate::sys::child_target(child.id())));
     let started = Instant::now();
     let mut forwarded = false;
     let status = loop {
         if let Some(status) = child.try_wait().context("waiting for a lab step")? {
             break status;
         }
-        if stop.is_raised() && !forwarded {
-            // The child may have had the terminal's Ctrl-C already; a second
-            // SIGINT would make it exit without saving, so send one only
-            // when it has not stopped within a moment.
-            std::thread::sleep(Duration::from_millis(300));
-            if child.try_wait()?.is_none() {
+        if stop.is_raised() {
+            if !forwarded {
                 let _ = crate::sys::interrupt(child.id());
+                forwarded = true;
             }
-            forwarded = true;
+            // The step saves and exits; look often, draw nothing.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
         }
         progress.update(
             position,
@@ -296,8 +300,9 @@ fn run_step(
             step.seconds,
             &hlog,
         );
-        std::thread::sleep(Duration::from_millis(200));
+        stop.sleep_for(200_000_000);
     };
+    crate::sys::kill_on_insist(None);
     let _ = std::fs::remove_file(&hlog);
     Ok(match status.code() {
         Some(0) => Ended::Done,
