@@ -10,8 +10,9 @@
 //! stuck scraper holds up only the next scrape.
 //!
 //! A run that ends by itself waits for Prometheus to scrape its last
-//! interval (at most twice the gap seen between its scrapes, and never
-//! when nobody has scraped), so a fleet view does not miss a run's end.
+//! interval (at most twice the gap seen between its last two scrapes, two
+//! minutes at most, and never before two scrapes were seen), so a fleet
+//! view does not miss a run's end.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -161,36 +162,38 @@ impl Endpoint {
     }
 
     /// Waits until a scrape has served `generation` (the run's last page),
-    /// when someone scrapes at all: at most twice the gap between the last
-    /// two scrapes (a minute when only one was seen), two minutes at most.
-    /// Ctrl-C ends the wait. Returns how long it waited, if it did.
+    /// when a scraper has come at least twice (so its pace is known): at
+    /// most twice the gap between its last two scrapes after the last one,
+    /// two minutes at most. Says so on stderr; the first Ctrl-C or SIGTERM
+    /// ends the wait within 50 ms. Returns how long it waited, if it did.
     pub fn await_scrape_of(&self, generation: u64, stop: &StopFlag) -> Option<Duration> {
         let Ok(mut scrapes) = self.shared.scrapes.lock() else {
             return None;
         };
-        let last = scrapes.last?;
         if scrapes.served.is_some_and(|g| g >= generation) {
             return None;
         }
-        let limit = scrapes
-            .gap
-            .map_or(Duration::from_secs(60), |gap| gap * 2)
-            .min(MOST_FINAL_WAIT);
-        let deadline = last + limit;
+        let deadline = final_wait_deadline(&scrapes)?;
         let began = Instant::now();
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!(
-                "waiting up to {:.0} s for Prometheus to scrape the last interval (Ctrl-C skips)",
-                deadline.saturating_duration_since(began).as_secs_f64()
-            );
+        if deadline <= began {
+            return None;
         }
+        eprintln!(
+            "waiting up to {:.0} s for the last scrape of --metrics-listen (a scraper came every \
+             {:.0} s; the run file is saved; Ctrl-C skips)",
+            deadline
+                .saturating_duration_since(began)
+                .as_secs_f64()
+                .ceil(),
+            scrapes.gap.unwrap_or_default().as_secs_f64()
+        );
         while scrapes.served.is_none_or(|g| g < generation) && !stop.is_raised() {
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
-            // Wakes for each scrape, and twice a second for Ctrl-C.
-            let slice = (deadline - now).min(Duration::from_millis(500));
+            // Wakes for each scrape, and every 50 ms for Ctrl-C.
+            let slice = (deadline - now).min(STOP_CHECK);
             scrapes = match self.shared.scraped.wait_timeout(scrapes, slice) {
                 Ok((s, _)) => s,
                 Err(_) => return None,
@@ -198,6 +201,18 @@ impl Endpoint {
         }
         Some(began.elapsed())
     }
+}
+
+/// How often the last-scrape wait looks at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(50);
+
+/// When the wait for a last scrape gives up: twice the gap between the
+/// last two scrapes after the last one, two minutes at most; `None` (no
+/// wait) before two scrapes were seen, since a single scrape (a person's
+/// curl) says nothing of when the next would come.
+fn final_wait_deadline(scrapes: &Scrapes) -> Option<Instant> {
+    let (last, gap) = (scrapes.last?, scrapes.gap?);
+    Some(last + (gap * 2).min(MOST_FINAL_WAIT))
 }
 
 impl Drop for Endpoint {
@@ -417,33 +432,78 @@ mod tests {
     }
 
     #[test]
-    fn waits_for_the_last_page_only_when_someone_scrapes() {
+    fn waits_for_the_last_page_only_when_a_scraper_came_twice() {
         let (endpoint, latest) = endpoint();
-        latest.publish(Page {
-            generation: 3,
-            ..Page::default()
-        });
+        let publish = |generation| {
+            latest.publish(Page {
+                generation,
+                ..Page::default()
+            })
+        };
+        publish(3);
         let stop = StopFlag::new();
         assert_eq!(endpoint.await_scrape_of(3, &stop), None, "never scraped");
         get(endpoint.addr(), "GET /metrics HTTP/1.1\r\n\r\n");
         assert_eq!(endpoint.await_scrape_of(3, &stop), None, "already scraped");
-        latest.publish(Page {
-            generation: 4,
-            ..Page::default()
-        });
+        publish(4);
+        // One scrape (a person's curl) says nothing of the next: no wait.
+        assert_eq!(endpoint.await_scrape_of(4, &stop), None, "scraped once");
+        get(endpoint.addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+        publish(5);
         let addr = endpoint.addr();
         let scraper = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(200));
             get(addr, "GET /metrics HTTP/1.1\r\n\r\n")
         });
-        assert!(endpoint.await_scrape_of(4, &stop).is_some());
+        assert!(endpoint.await_scrape_of(5, &stop).is_some());
         scraper.join().unwrap();
-        stop.raise();
-        latest.publish(Page {
-            generation: 5,
-            ..Page::default()
-        });
-        endpoint.await_scrape_of(5, &stop);
+        // Nobody comes again: the wait ends at twice the last gap.
+        publish(6);
+        let waited = endpoint.await_scrape_of(6, &stop).expect("waited");
+        assert!(waited < Duration::from_secs(10), "{waited:?}");
+    }
+
+    #[test]
+    fn ctrl_c_ends_the_wait_for_a_last_scrape() {
+        let (endpoint, _latest) = endpoint();
+        if let Ok(mut scrapes) = endpoint.shared.scrapes.lock() {
+            // A scraper every minute, last seen just now: a wait of 2 min.
+            *scrapes = Scrapes {
+                last: Some(Instant::now()),
+                gap: Some(Duration::from_secs(60)),
+                served: Some(0),
+            };
+        }
+        let stop = StopFlag::new();
+        let raiser = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                stop.raise();
+            })
+        };
+        let waited = endpoint.await_scrape_of(1, &stop).expect("waited");
+        raiser.join().unwrap();
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+    }
+
+    #[test]
+    fn the_wait_for_a_last_scrape_is_twice_the_gap_and_two_minutes_at_most() {
+        let now = Instant::now();
+        let scrapes = |gap: Option<u64>| Scrapes {
+            last: Some(now),
+            gap: gap.map(Duration::from_secs),
+            served: Some(0),
+        };
+        assert_eq!(final_wait_deadline(&scrapes(None)), None);
+        assert_eq!(
+            final_wait_deadline(&scrapes(Some(15))),
+            Some(now + Duration::from_secs(30))
+        );
+        assert_eq!(
+            final_wait_deadline(&scrapes(Some(3600))),
+            Some(now + MOST_FINAL_WAIT)
+        );
     }
 
     #[test]
