@@ -36,6 +36,7 @@ impl ProbeCommand for HiccupArgs {
     }
 
     fn config(&self) -> Result<HiccupConfig> {
+        self.output.unsharded("cauda hiccup")?;
         let config = HiccupConfig {
             runtime_ns: self.runtime,
             sleep_ns: self.sleep,

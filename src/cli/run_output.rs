@@ -73,20 +73,73 @@ pub struct RunOutputArgs {
     pub no_self_thread: bool,
 }
 
+/// An Indexed Job's variable: `None` when unset, refused when not UTF-8
+/// (ignoring it would make every pod run the whole load, unlabelled).
+fn job_var(name: &str) -> anyhow::Result<Option<String>> {
+    match std::env::var(name) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(raw)) => Err(input_error(format!(
+            "{name} is not UTF-8 text ({raw:?}): expected a number, as Kubernetes sets it; \
+             fix the pod's env, or give --shard I/N"
+        ))),
+    }
+}
+
 impl RunOutputArgs {
-    /// The shard this run is: `--shard`, or the Indexed Job's environment.
+    /// The shard this run is: `--shard`, or the Indexed Job's environment
+    /// (a value that is not UTF-8 text is refused, not ignored).
     pub fn shard(&self) -> anyhow::Result<Option<Shard>> {
         if self.shard.is_some() {
             return Ok(self.shard);
         }
-        let var = |name: &str| std::env::var(name).ok();
-        Shard::from_job(var("JOB_COMPLETION_INDEX"), var("JOB_COMPLETIONS"))
+        Shard::from_job(
+            job_var("JOB_COMPLETION_INDEX")?,
+            job_var("JOB_COMPLETIONS")?,
+        )
     }
 
-    /// A whole load's `--rate` as this run's shard sends it.
+    /// Where this run's shard comes from, for messages.
+    fn shard_origin(&self) -> &'static str {
+        if self.shard.is_some() {
+            "--shard"
+        } else {
+            "JOB_COMPLETION_INDEX and JOB_COMPLETIONS"
+        }
+    }
+
+    /// A whole load's `--rate` as this run's shard sends it. A shard
+    /// without a rate is refused: only a rate is split, so it would run
+    /// the whole load labelled as a part of it.
     pub fn sharded_rate(&self, rate: Option<Rate>) -> anyhow::Result<Option<Rate>> {
-        let shard = self.shard()?;
-        Ok(rate.map(|r| shard.map_or(r, |s| s.rate(r))))
+        let Some(shard) = self.shard()? else {
+            return Ok(rate);
+        };
+        match rate {
+            Some(rate) => Ok(Some(shard.rate(rate))),
+            None => Err(input_error(format!(
+                "{} makes this run shard {}, but without --rate there is no load to split: \
+                 it would run the whole load labelled as a part of it; give --rate, the \
+                 whole load's (each shard sends 1/{} of it)",
+                self.shard_origin(),
+                shard.label(),
+                shard.count
+            ))),
+        }
+    }
+
+    /// Refuses a shard for `probe`, which has no rate to split.
+    pub fn unsharded(&self, probe: &str) -> anyhow::Result<()> {
+        match self.shard()? {
+            Some(shard) => Err(input_error(format!(
+                "{} makes this run shard {}, but {probe} has no --rate to split: every shard \
+                 would run the whole of it; run it without a shard (mark runs with --label \
+                 instead)",
+                self.shard_origin(),
+                shard.label()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// A seed for random arrivals as this run's shard uses it.

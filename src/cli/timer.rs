@@ -6,6 +6,8 @@ use clap::Args;
 use super::measure::{ProbeCommand, Ran};
 use super::parse::{CpuList, DurationList, cpu_list, duration, duration_list, rate};
 use super::run_output::RunOutputArgs;
+use super::shard::Shard;
+use crate::error::input_error;
 use crate::probe::run::Destination;
 use crate::probe::timer::{self, DEFAULT_IDLE_LENGTHS_NS, TimerConfig};
 use crate::record::{Arrivals, StopFlag};
@@ -57,6 +59,46 @@ pub struct TimerArgs {
     pub output: RunOutputArgs,
 }
 
+/// Checks the period a `--rate` (split over a shard) gives, naming the
+/// flags the user gave: the timer's own checks speak of `--interval`.
+fn check_rate(whole: Rate, own: Rate, shard: Option<Shard>, runtime_ns: u64) -> Result<()> {
+    let period = own.period_ns();
+    let what = match shard {
+        Some(s) => format!(
+            "--rate {}/s over --shard {} ({}/s for this shard)",
+            whole.per_second,
+            s.label(),
+            own.per_second
+        ),
+        None => format!("--rate {}/s", whole.per_second),
+    };
+    let every = format_duration_compact(period.min(u64::MAX as f64) as u64);
+    let fewer = if shard.is_some() {
+        "a higher --rate or fewer shards"
+    } else {
+        "a higher --rate"
+    };
+    if period < 1_000.0 {
+        return Err(input_error(format!(
+            "{what}: more than one wake-up per µs per thread, which a timer cannot keep; \
+             give a lower --rate"
+        )));
+    }
+    if period > 3_600e9 {
+        return Err(input_error(format!(
+            "{what}: one wake-up every {every}, less than one an hour; give {fewer}"
+        )));
+    }
+    if period > runtime_ns as f64 {
+        return Err(input_error(format!(
+            "{what}: one wake-up every {every}, longer than --runtime {}: none would be \
+             measured; give {fewer}, or a longer --runtime",
+            format_duration_compact(runtime_ns)
+        )));
+    }
+    Ok(())
+}
+
 impl ProbeCommand for TimerArgs {
     type Config = TimerConfig;
 
@@ -68,11 +110,12 @@ impl ProbeCommand for TimerArgs {
         let threads = self
             .threads
             .unwrap_or_else(|| self.cpus.as_ref().map_or(1, |c| c.0.len().max(1)));
+        let rate = self.output.sharded_rate(self.rate)?;
+        if let (Some(whole), Some(own)) = (self.rate, rate) {
+            check_rate(whole, own, self.output.shard()?, self.runtime)?;
+        }
         let config = TimerConfig {
-            interval_ns: self
-                .output
-                .sharded_rate(self.rate)?
-                .map_or(self.interval, |rate| rate.period_ns().round() as u64),
+            interval_ns: rate.map_or(self.interval, |rate| rate.period_ns().round() as u64),
             runtime_ns: self.runtime,
             threads,
             cpus: self.cpus.clone().map(|c| c.0).unwrap_or_default(),

@@ -73,7 +73,19 @@ impl Tracer {
     /// is the user's to fix (privileges, kernel features, a device) and
     /// exits 2 with what to do.
     pub fn attach(request: &Request) -> Result<Tracer> {
-        if request.process.is_some() && target::in_child_pid_namespace() {
+        let namespace = match request.process {
+            Some(_) => target::in_child_pid_namespace(),
+            None => Ok(false),
+        };
+        if let Err(unreadable) = namespace {
+            return Err(input_error(format!(
+                "--kernel: cannot tell whether cauda runs in the host's PID namespace \
+                 ({unreadable}; is /proc mounted?), so the probe's process and threads \
+                 cannot be identified to the kernel; mount /proc (or run in the host's PID \
+                 namespace with it), or watch the whole host with cauda kernel"
+            )));
+        }
+        if namespace == Ok(true) {
             return Err(input_error(
                 "cauda runs in a PID namespace of its own (a container): the kernel knows its \
                  process and threads by other ids, so --kernel cannot tell the probe's block \

@@ -63,11 +63,17 @@ fn device_number_in(class: &Path, name: &str) -> Result<(u32, String)> {
 }
 
 /// Whether this process is outside the initial PID namespace, whose
-/// `/proc/self/ns/pid` is `pid:[4026531836]` (`PROC_PID_INIT_INO`); false
-/// when it cannot be read.
-pub(super) fn in_child_pid_namespace() -> bool {
-    std::fs::read_link("/proc/self/ns/pid")
-        .is_ok_and(|link| link.to_string_lossy() != "pid:[4026531836]")
+/// `/proc/self/ns/pid` is `pid:[4026531836]` (`PROC_PID_INIT_INO`); an
+/// error (what could not be read) when that cannot be told — no `/proc`,
+/// as in a container that did not mount its own.
+pub(super) fn in_child_pid_namespace() -> Result<bool, String> {
+    in_child_pid_namespace_at(Path::new("/proc/self/ns/pid"))
+}
+
+fn in_child_pid_namespace_at(link: &Path) -> Result<bool, String> {
+    std::fs::read_link(link)
+        .map(|target| target.to_string_lossy() != "pid:[4026531836]")
+        .map_err(|e| format!("{}: {e}", link.display()))
 }
 
 #[cfg(test)]
@@ -122,5 +128,18 @@ mod tests {
         let dm = refused("dm-7");
         assert!(dm.contains("below it (vdz1)"), "{dm}");
         assert!(refused("sdq").contains("is sdq a block device?"));
+    }
+
+    #[test]
+    fn a_pid_namespace_that_cannot_be_read_is_not_taken_for_the_host_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = in_child_pid_namespace_at(&dir.path().join("no-proc/self/ns/pid"));
+        assert!(missing.unwrap_err().contains("no-proc"));
+        let link = dir.path().join("pid");
+        std::os::unix::fs::symlink("pid:[4026531836]", &link).unwrap();
+        assert_eq!(in_child_pid_namespace_at(&link), Ok(false));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("pid:[4026532177]", &link).unwrap();
+        assert_eq!(in_child_pid_namespace_at(&link), Ok(true));
     }
 }

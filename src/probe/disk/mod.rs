@@ -44,6 +44,7 @@ use crate::record::{Recorder, StopFlag};
 pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
     destination.check()?;
+    check_block_target(config, destination)?;
     let (target, kind, warnings) = open_target(config, stop)?;
     let baseline = Baseline::take(config, &target);
     let (plan, map) = plan(config, &target, kind, warnings)?;
@@ -224,6 +225,59 @@ fn complete(
     );
     report::complete(run, section, &total);
     Ok(())
+}
+
+/// Filesystems whose files no block request ever serves, by `statfs`'s
+/// magic: in memory (tmpfs, ramfs, hugetlbfs) or over a network or a
+/// user-space daemon (NFS, SMB, FUSE and virtiofs, 9p, Ceph). Overlay and
+/// btrfs also lack a block device of their own in `st_dev`, but their
+/// requests do reach a disk, so they are not here.
+const NO_BLOCK_LAYER: [(i64, &str); 9] = [
+    (0x0102_1994, "tmpfs"),
+    (0x8584_58f6, "ramfs"),
+    (0x9584_58f6, "hugetlbfs"),
+    (0x6969, "NFS"),
+    (0xfe53_4d42, "SMB"),
+    (0xff53_4d42, "CIFS"),
+    (0x6573_5546, "FUSE"),
+    (0x0102_1997, "9p"),
+    (0x00c3_6400, "Ceph"),
+];
+
+/// Refuses `--kernel block` for a file on a filesystem without a block
+/// layer ([`NO_BLOCK_LAYER`]): no request of the run would reach it and
+/// its six series would stay empty. A file not yet created is judged by
+/// its directory.
+fn check_block_target(config: &DiskConfig, destination: &Destination) -> Result<()> {
+    let target::TargetSpec::File(path) = &config.target else {
+        return Ok(());
+    };
+    if !destination
+        .kernel
+        .contains(&crate::model::kernel::KernelSource::Block)
+    {
+        return Ok(());
+    }
+    let existing = if path.exists() {
+        path.clone()
+    } else {
+        match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        }
+    };
+    let Ok(magic) = crate::sys::filesystem_magic(&existing) else {
+        return Ok(());
+    };
+    match NO_BLOCK_LAYER.iter().find(|(m, _)| *m == magic) {
+        None => Ok(()),
+        Some((_, name)) => Err(crate::error::input_error(format!(
+            "--kernel block: {} is on {name}, a filesystem without a block device, so no \
+             request of this run reaches the block layer and its block series would stay \
+             empty; put the file on a disk's filesystem, or leave block out of --kernel",
+            path.display()
+        ))),
+    }
 }
 
 /// The block device whose diskstats a run on `path` moves: the device
