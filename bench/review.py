@@ -1414,6 +1414,262 @@ def class9():
 
 
 # --------------------------------------------------------------------------
+# class 11: waits and signals (issue 32)
+
+
+def scrape(port: int) -> bool:
+    """One GET /metrics, as curl would; whether a page came back."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as c:
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = b""
+            while chunk := c.recv(65536):
+                data += chunk
+        return data.startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+def until(pred, timeout: float, step: float = 0.005) -> float | None:
+    """Seconds until PRED() held (None: not within TIMEOUT)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if pred():
+            return time.monotonic() - t0
+        time.sleep(step)
+    return None
+
+
+def procs_with_cmdline(words: list[str]) -> list[int]:
+    want = b"".join(w.encode() + b"\0" for w in words)
+    found = []
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open(f"/proc/{e}/cmdline", "rb") as f:
+                    if f.read() == want and pid_alive(int(e)):
+                        found.append(int(e))
+            except OSError:
+                pass
+    return found
+
+
+def class11():
+    cls = "11 waits and signals"
+    print(f"\n== {cls}")
+    d = R.path("c11")
+    os.makedirs(d, exist_ok=True)
+    fmt = lambda x: "never" if x is None else f"{x:.3f} s"  # noqa: E731
+
+    def timed(name, proc, sig, out, want_code, exit_limit=SIGNAL_LIMIT_S, saved_limit=SIGNAL_LIMIT_S,
+              want_saved=True, extra=""):
+        """Sends SIG to PROC; rows: seconds to the run file and to the exit."""
+        t0 = time.monotonic()
+        os.kill(proc.p.pid, sig)
+        saved = until(lambda: os.path.exists(out), HANG_S) if want_saved else None
+        left = HANG_S - (time.monotonic() - t0)
+        ready = select.select([proc.fd], [], [], max(left, 0.1))[0]
+        lat = time.monotonic() - t0 if ready else None
+        code = proc.wait()
+        R.signal_cases += 1
+        if lat is not None:
+            R.signal_max_s = max(R.signal_max_s, lat if exit_limit == SIGNAL_LIMIT_S else 0)
+        ok = (lat is not None and lat <= exit_limit and code == want_code
+              and (not want_saved or (saved is not None and saved <= saved_limit))
+              and (want_saved or not os.path.exists(out)))
+        if exit_limit == SIGNAL_LIMIT_S and (lat is None or lat > SIGNAL_LIMIT_S):
+            R.signal_slow.append(f"{name}: {fmt(lat)}")
+        R.row(cls, f"{name} — {signal.Signals(sig).name}",
+              f"exit {want_code} within {exit_limit:g} s" + (f", run file within {saved_limit:g} s" if want_saved
+                                                              else ", no run file (nothing measured)"),
+              f"exit {exit_code_text(code)} after {fmt(lat)}; run file "
+              + (f"saved after {fmt(saved)}" if want_saved else f"present: {os.path.exists(out)}") + extra,
+              "PASS" if ok else "FAIL")
+        return proc
+
+    # --start-at: prepared, then waiting for the wall clock
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        out = os.path.join(d, f"startat-{sig.name}.json")
+        proc = Direct(["timer", "--runtime", "1s", "-q", "--start-at", f"{time.time() + 600:.3f}", "-o", out])
+        time.sleep(0.8)
+        timed("--start-at wait (10 min ahead)", proc, sig, out, 130, want_saved=False)
+        says = "waiting" in proc.err and "--start-at" in proc.err
+        R.row(cls, "  …says on stderr (not a terminal) that it waits", "a line naming --start-at",
+              (proc.err.strip().splitlines() or ["(nothing)"])[0][:110], "PASS" if says else "FAIL")
+
+    # --metrics-listen: the wait for a last scrape
+    port = free_port()
+    out = os.path.join(d, "once.json")
+    proc = Direct(["hiccup", "--runtime", "6s", "-q", "--metrics-listen", str(port), "-o", out])
+    until(lambda: scrape(port), 10, 0.05)
+    until(lambda: os.path.exists(out), HANG_S)
+    time.sleep(1.0)
+    timed("last-scrape wait: 6 s hiccup scraped once by curl (up to 60 s)", proc, signal.SIGINT, out, 0)
+    said = [l for l in proc.err.splitlines() if "waiting" in l]
+    ok = bool(said) and "one scrape so far" in said[0] and "Ctrl-C skips" in said[0]
+    R.row(cls, "  …says on stderr (not a terminal) that it waits, why and how to skip",
+          "a line: waiting up to N s, one scrape so far, Ctrl-C skips",
+          (said or ["(nothing)"])[0][:150], "PASS" if ok else "FAIL")
+    port = free_port()
+    out = os.path.join(d, "bounded.json")
+    proc = Direct(["hiccup", "--runtime", "3s", "-q", "--metrics-listen", str(port), "-o", out])
+    until(lambda: scrape(port), 10, 0.05)
+    first = time.monotonic()
+    time.sleep(1.5)
+    scrape(port)
+    last = time.monotonic()
+    gap = last - first
+    until(lambda: os.path.exists(out), HANG_S)
+    t_exit = until(lambda: not proc.alive(), HANG_S)
+    after_last = time.monotonic() - last
+    code = proc.wait()
+    says = "waiting up to" in proc.err
+    ok = code == 0 and t_exit is not None and after_last <= 2 * gap + 0.2 and says
+    R.row(cls, "last-scrape wait: scraped twice 1.5 s apart, then nobody",
+          "exit 0 at most twice the gap after the last scrape; says so on stderr",
+          f"exit {exit_code_text(code)} {after_last:.3f} s after the last scrape (gap {gap:.3f} s); stderr: "
+          f"{[l for l in proc.err.splitlines() if 'waiting' in l][:1]}", "PASS" if ok else "FAIL")
+    port = free_port()
+    out = os.path.join(d, "scrape-int.json")
+    proc = Direct(["hiccup", "--runtime", "3s", "-q", "--metrics-listen", str(port), "-o", out])
+    until(lambda: scrape(port), 10, 0.05)
+    time.sleep(2.0)
+    scrape(port)
+    until(lambda: os.path.exists(out), HANG_S)
+    time.sleep(0.3)
+    timed("last-scrape wait (up to 4 s more)", proc, signal.SIGINT, out, 0)
+
+    # cauda kernel's child
+    if not IS_ROOT or not os.path.exists("/sys/kernel/btf/vmlinux"):
+        R.row(cls, "cauda kernel cases", "", "needs root and BTF", "SKIP")
+    else:
+        for traps, sleep_s, code_want, limit, what in (
+                ("INT", "20.125", 0, 4.0, "SIGTERM ends it: exit 0"),
+                ("INT TERM", "20.25", 137, 9.0, "killed after the 5 s grace: exit 137")):
+            out = os.path.join(d, f"kernel-{sleep_s}.json")
+            t0 = time.monotonic()
+            r = run(["kernel", "--kernel", "runq", "--runtime", "2s", "-q", "-o", out, "--",
+                     "sh", "-c", f"trap '' {traps}; sleep {sleep_s}; :"], label=f"kernel child ignoring {traps}")
+            secs = time.monotonic() - t0
+            left = procs_with_cmdline(["sleep", sleep_s])
+            for k in left:
+                os.kill(k, signal.SIGKILL)
+            ok = r.code == code_want and secs <= limit and not left and os.path.exists(out)
+            R.row(cls, f"kernel --runtime 2s, command ignores {traps}, sleeps 20 s", what + f" within {limit:g} s, nothing left",
+                  f"exit {exit_code_text(r.code)} after {secs:.3f} s; run file {os.path.exists(out)}; "
+                  f"left running: {left}; {r.first_err(90)}", "PASS" if ok else "FAIL")
+        for traps, sleep_s, insist in (("INT", "20.375", False), ("INT TERM", "20.5", False), ("INT TERM", "20.625", True)):
+            out = os.path.join(d, f"kernel-sig-{sleep_s}.json")
+            proc = Direct(["kernel", "--kernel", "runq", "--runtime", "60s", "-q", "-o", out, "--",
+                           "sh", "-c", f"trap '' {traps}; sleep {sleep_s}; :"])
+            until(lambda: procs_with_cmdline(["sleep", sleep_s]), 20, 0.05)
+            time.sleep(1.0)
+            if insist:
+                os.kill(proc.p.pid, signal.SIGINT)
+                until(lambda: os.path.exists(out), 5)
+                time.sleep(0.2)
+                timed(f"kernel, command ignores {traps}: second signal", proc, signal.SIGINT, out, 130)
+            else:
+                timed(f"kernel --runtime 60s, command ignores {traps}", proc, signal.SIGTERM, out, 130,
+                      exit_limit=SIGNAL_LIMIT_S if traps == "INT" else 5.5)
+            time.sleep(0.2)
+            left = procs_with_cmdline(["sleep", sleep_s])
+            for k in left:
+                os.kill(k, signal.SIGKILL)
+            R.row(cls, "  …the command's process group", "nothing left running", f"left running: {left}",
+                  "PASS" if not left else "FAIL")
+
+    # lab's child step
+    lab_dir = os.path.join(d, "lab")
+    os.makedirs(lab_dir)
+    proc = Direct(["lab", "--quick", "--skip", "audit,disk,net", "--dir", lab_dir])
+    until(lambda: any(f.endswith(".hlog") for _, _, fs in os.walk(lab_dir) for f in fs), 20, 0.05)
+    time.sleep(1.0)
+    kids = children_of(proc.p.pid)
+    t0 = time.monotonic()
+    os.kill(proc.p.pid, signal.SIGINT)
+    step_end = until(lambda: not any(pid_alive(k) for k in kids), HANG_S)
+    lat = until(lambda: not proc.alive(), HANG_S)
+    code = proc.wait()
+    ok = code == 130 and step_end is not None and step_end <= SIGNAL_LIMIT_S
+    R.row(cls, "lab step (timer) — SIGINT to lab", "the step saves and ends within 0.2 s; lab exits 130",
+          f"step ended after {fmt(step_end)}; lab exit {exit_code_text(code)} after {fmt(lat)} (it then writes its summary)",
+          "PASS" if ok else "FAIL")
+
+    # cauda serve, and net against a responder that stops answering
+    port = free_port()
+    serve = Direct(["serve", "--listen", f"127.0.0.1:{port}"])
+    until(lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close() is None, 10, 0.05)
+    out = os.path.join(d, "net-stalled.json")
+    net = Direct(["net", "--connect", f"127.0.0.1:{port}", "--runtime", "60s", "-q", "-o", out])
+    time.sleep(1.5)
+    os.kill(serve.p.pid, signal.SIGSTOP)
+    time.sleep(0.5)
+    timed("net: read from a responder that stopped answering", net, signal.SIGINT, out, 130)
+    os.kill(serve.p.pid, signal.SIGCONT)
+    timed("cauda serve (idle responder)", serve, signal.SIGTERM, os.path.join(d, "none"), 0, want_saved=False)
+    # net: a connect that hangs (the listener's accept queue is full, SYNs dropped)
+    lst = socket.socket()
+    lst.bind(("127.0.0.1", 0))
+    lst.listen(0)
+    lport = lst.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(("127.0.0.1", lport))
+        fillers.append(c)
+    time.sleep(0.2)
+    out = os.path.join(d, "net-connect.json")
+    net = Direct(["net", "--connect", f"127.0.0.1:{lport}", "--runtime", "10s", "-q", "-o", out])
+    time.sleep(1.0)
+    timed("net: connect to a listener that never accepts", net, signal.SIGINT, out, 130, want_saved=False)
+    for c in fillers:
+        c.close()
+    lst.close()
+
+    # what cannot be measured, and messages: exit 2 before measuring
+    def refused(name, args, needle, env=None, prefix=None, absent=None):
+        out = os.path.join(d, "refused.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        r = run(list(args) + ["-o", out] if "--" not in args else args, label=name, cwd=d, bad_input=True,
+                env=env, prefix=prefix)
+        said = needle in r.err and not (absent and absent in r.err)
+        ok = r.code == 2 and said and not os.path.exists(out)
+        R.row(cls, name, f"exit 2 saying '{needle}'" + (f", not '{absent}'" if absent else "") + ", nothing measured",
+              f"exit {exit_code_text(r.code)}: {r.first_err(150)}", "PASS" if ok else "FAIL")
+
+    shm = tempfile.mkdtemp(dir="/dev/shm") if os.path.isdir("/dev/shm") else None
+    if shm:
+        refused("disk --kernel block on a tmpfs file", ["disk", "--file", os.path.join(shm, "t.dat"), "--size", "1M",
+                                                        "--runtime", "1s", "--kernel", "block"], "is on tmpfs")
+        shutil.rmtree(shm, ignore_errors=True)
+    if IS_ROOT and shutil.which("unshare"):
+        out = os.path.join(d, "ns.json")
+        p = subprocess.run(["unshare", "--pid", "--fork", "--mount", "sh", "-c",
+                            f"umount -l /proc && exec {R.bin} timer --runtime 1s --kernel runq -q -o {out}"],
+                           capture_output=True, text=True, timeout=HANG_S)
+        ok = p.returncode == 2 and "cannot tell whether cauda runs" in p.stderr and not os.path.exists(out)
+        R.row(cls, "timer --kernel runq in a PID namespace without /proc", "exit 2, nothing measured",
+              f"exit {p.returncode}: {p.stderr.strip()[:150]}", "PASS" if ok else "FAIL")
+    refused("timer --shard 0/2 without --rate", ["timer", "--runtime", "1s", "--shard", "0/2"], "give --rate")
+    refused("hiccup --shard 1/4", ["hiccup", "--runtime", "1s", "--shard", "1/4"], "has no --rate to split")
+    env = dict(os.environ)
+    env_b = {k.encode(): v.encode() for k, v in env.items()}
+    env_b[b"JOB_COMPLETION_INDEX"] = b"\xff1"
+    env_b[b"JOB_COMPLETIONS"] = b"2"
+    refused("JOB_COMPLETION_INDEX not UTF-8", ["timer", "--runtime", "1s", "--rate", "1000/s"],
+            "JOB_COMPLETION_INDEX is not UTF-8", env=env_b)
+    refused("timer --shard 0/1000000000 --rate 1000/s", ["timer", "--runtime", "1s", "--rate", "1000/s", "--shard",
+                                                          "0/1000000000"], "--shard 0/1000000000", absent="--interval")
+    refused("--start-at …T09:33:60Z (leap second)", ["timer", "--runtime", "1s", "--start-at", "2030-06-30T09:33:60Z"],
+            "leap second")
+    refused("--start-at without an offset", ["timer", "--runtime", "1s", "--start-at", "2030-06-30T09:33:00"],
+            "no UTC offset")
+
+
+# --------------------------------------------------------------------------
 # output
 
 
@@ -1465,7 +1721,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,11", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -1480,7 +1736,8 @@ def main():
     try:
         make_fixtures()
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
-                      (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9)):
+                      (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
+                      (11, class11)):
             if n in ran:
                 try:
                     fn()

@@ -473,3 +473,111 @@ fn the_ansible_recipe_runs_two_shards_fetches_and_merges_them() {
 }
 
 use predicates::prelude::PredicateBooleanExt;
+
+/// `--start-at` is strict RFC 3339: the offset is required (no time zone
+/// is guessed) and a leap second, which the wall clock never reads, is
+/// refused by name instead of being read as :59.
+#[test]
+fn start_at_needs_its_offset_and_refuses_a_leap_second() {
+    let soon = |offset: &str| {
+        let at = SystemTime::now() + std::time::Duration::from_secs(3600);
+        let text = humantime::format_rfc3339_seconds(at).to_string();
+        format!("{}{offset}", text.trim_end_matches('Z'))
+    };
+    let timer = |at: &str| {
+        vec!["timer", "--runtime", "1s", "--start-at"]
+            .into_iter()
+            .map(String::from)
+            .chain([at.to_string()])
+            .collect::<Vec<_>>()
+    };
+    refused(&timer(&soon("")), "no UTC offset: add Z");
+    refused(&timer("2030-06-30T23:59:60Z"), "a leap second (:60)");
+    refused(&timer(&soon("+25:00")), "out of range");
+}
+
+/// The first Ctrl-C or SIGTERM ends the wait for `--start-at` at once
+/// (nothing was measured: exit 130, no run file); the wait says so on
+/// stderr even when it is not a terminal.
+#[test]
+fn a_signal_ends_the_wait_for_start_at() {
+    for sig in ["-INT", "-TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.json");
+        // Ten minutes ahead: in Unix seconds, and as RFC 3339 at +01:00
+        // (read as UTC, it would be 70 minutes ahead).
+        let at = if sig == "-INT" {
+            format!("{:.3}", unix_now() + 600.0)
+        } else {
+            let later = SystemTime::now() + std::time::Duration::from_secs(3600 + 600);
+            let utc = humantime::format_rfc3339_seconds(later).to_string();
+            format!("{}+01:00", utc.trim_end_matches('Z'))
+        };
+        let child = cauda_process()
+            .args(["timer", "--runtime", "1s", "-q", "--start-at", &at, "-o"])
+            .arg(&out)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let signalled = std::time::Instant::now();
+        common::signal(child.id(), sig);
+        let got = child.wait_with_output().unwrap();
+        let took = signalled.elapsed();
+        let stderr = String::from_utf8_lossy(&got.stderr);
+        assert_eq!(got.status.code(), Some(130), "{sig}: {stderr}");
+        assert!(took < std::time::Duration::from_secs(5), "{sig}: {took:?}");
+        // Ten minutes, not seventy: the offset was honoured.
+        let waited: f64 = stderr
+            .split_once("waiting ")
+            .and_then(|(_, rest)| rest.split_once(" s for --start-at"))
+            .and_then(|(secs, _)| secs.parse().ok())
+            .unwrap_or_else(|| panic!("{stderr}"));
+        assert!((590.0..=601.0).contains(&waited), "{stderr}");
+        assert!(!out.exists(), "nothing measured, nothing saved");
+    }
+}
+
+/// A shard splits a rate: without one (timer without --rate, hiccup) it
+/// would run the whole load labelled as a part, and is refused; so is an
+/// Indexed Job's index that is not UTF-8 text; a rate too small for its
+/// shard names --rate and --shard, not --interval.
+#[test]
+fn a_shard_without_a_rate_to_split_is_refused() {
+    refused(
+        &["timer", "--runtime", "1s", "--shard", "0/2"],
+        "without --rate there is no load to split",
+    );
+    refused(
+        &["hiccup", "--runtime", "1s", "--shard", "1/4"],
+        "cauda hiccup has no --rate to split",
+    );
+    let out = cauda()
+        .args(["timer", "--runtime", "1s", "--interval", "1ms"])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env("JOB_COMPLETIONS", "2")
+        .output()
+        .unwrap();
+    common::ended(
+        &out,
+        2,
+        &["JOB_COMPLETION_INDEX and JOB_COMPLETIONS", "give --rate"],
+    );
+    let out = cauda()
+        .args(["timer", "--runtime", "1s", "--rate", "1000/s"])
+        .env(
+            "JOB_COMPLETION_INDEX",
+            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xff1"),
+        )
+        .env("JOB_COMPLETIONS", "2")
+        .output()
+        .unwrap();
+    common::ended(&out, 2, &["JOB_COMPLETION_INDEX is not UTF-8"]);
+    let out = cauda()
+        .args(["timer", "--runtime", "1s", "--rate", "1000/s"])
+        .args(["--shard", "0/1000000000"])
+        .output()
+        .unwrap();
+    let stderr = common::ended(&out, 2, &["--rate 1000/s over --shard 0/1000000000"]);
+    assert!(!stderr.contains("--interval"), "{stderr}");
+}

@@ -611,3 +611,141 @@ fn a_probe_in_a_pid_namespace_is_refused() {
     common::ended(&got, 2, &["PID namespace", "--pid=host"]);
     assert!(!out.exists());
 }
+
+/// Processes whose command line is exactly `cmdline` (NUL-separated words).
+fn processes_running(cmdline: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = cmdline
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+/// At `--runtime`, a command still running is stopped with SIGTERM (its
+/// process group: the shell's `sleep` too) once the run file is saved, and
+/// killed when it ignores SIGTERM for the grace; the exit code says which.
+#[test]
+fn cauda_kernel_stops_the_command_at_its_runtime_and_kills_one_that_ignores_sigterm() {
+    let Some(_alone) = bpf_ready() else {
+        return;
+    };
+    for (traps, sleep, code) in [("INT", "21.25", 0), ("INT TERM", "21.5", 137)] {
+        let dir = tempfile::tempdir().unwrap();
+        let run_path = dir.path().join("k.json");
+        let script = format!("trap '' {traps}; sleep {sleep}; :");
+        let began = Instant::now();
+        let out = cauda()
+            .args(["kernel", "--kernel", "runq", "--runtime", "1s", "-q", "-o"])
+            .arg(&run_path)
+            .args(["--", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let took = began.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "trap {traps}: {stderr}");
+        assert!(took < Duration::from_secs(15), "trap {traps}: {took:?}");
+        assert_eq!(processes_running(&["sleep", sleep]), Vec::<u32>::new());
+        let run = read_json(&run_path);
+        assert_eq!(run["interrupted"], false);
+        assert!(summary(&run, "runq.host")["count"].as_u64().unwrap() > 0);
+        if code == 137 {
+            assert!(stderr.contains("ignored SIGTERM for 5s"), "{stderr}");
+        }
+    }
+}
+
+/// SIGTERM to `cauda kernel` saves the run at once (exit 130) and ends the
+/// command; a second signal exits at once and kills a command that ignores
+/// SIGTERM, rather than leaving it running.
+#[test]
+fn a_signal_to_cauda_kernel_saves_the_run_and_ends_the_command() {
+    let Some(_alone) = bpf_ready() else {
+        return;
+    };
+    for (traps, sleep, insist) in [("INT", "22.25", false), ("INT TERM", "22.5", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let run_path = dir.path().join("k.json");
+        let script = format!("trap '' {traps}; sleep {sleep}; :");
+        let child = cauda_process()
+            .args(["kernel", "--kernel", "runq", "--runtime", "60s", "-q", "-o"])
+            .arg(&run_path)
+            .args(["--", "sh", "-c", &script])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while processes_running(&["sleep", sleep]).is_empty() {
+            assert!(Instant::now() < deadline, "the command never started");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(1200));
+        signal(child.id(), "-TERM");
+        let saved_by = Instant::now() + Duration::from_secs(5);
+        while !run_path.exists() {
+            assert!(Instant::now() < saved_by, "not saved within 5 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if insist {
+            signal(child.id(), "-INT");
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "trap {traps}: {stderr}");
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(processes_running(&["sleep", sleep]), Vec::<u32>::new());
+        let run = read_json(&run_path);
+        assert_eq!(run["interrupted"], true);
+    }
+}
+
+/// What the kernel cannot measure is refused before measuring: the block
+/// series of a file on tmpfs (no request reaches the block layer), and a
+/// probe's own series when /proc cannot tell whose threads they are.
+#[test]
+fn block_series_on_tmpfs_and_own_series_without_proc_are_refused() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = dir.path().join("t.dat");
+    let out = cauda()
+        .args([
+            "disk",
+            "--size",
+            "1M",
+            "--runtime",
+            "1s",
+            "--kernel",
+            "block",
+            "--file",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    common::ended(&out, 2, &["is on tmpfs", "leave block out of --kernel"]);
+    assert!(!file.exists(), "nothing created");
+    let Some(_alone) = bpf_ready() else {
+        return;
+    };
+    let run = dir.path().join("ns.json");
+    let script = format!(
+        "umount -l /proc && exec {} timer --runtime 1s --kernel runq -q -o {}",
+        env!("CARGO_BIN_EXE_cauda"),
+        run.display()
+    );
+    let Ok(got) = StdCommand::new("unshare")
+        .args(["--pid", "--fork", "--mount", "sh", "-c", &script])
+        .output()
+    else {
+        eprintln!("skipped (the /proc part): unshare (util-linux) is missing");
+        return;
+    };
+    common::ended(
+        &got,
+        2,
+        &["cannot tell whether cauda runs in the host's PID namespace"],
+    );
+    assert!(!run.exists());
+}

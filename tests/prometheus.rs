@@ -328,3 +328,90 @@ fn faults_are_served_as_they_happen() {
     assert!(lost > 0, "the responder dropped every 10th request");
     assert_eq!(served, lost, "{page}");
 }
+
+/// One GET of /metrics, as curl would: whether a page came back.
+fn scrape_once(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut page = String::new();
+    let _ = stream.read_to_string(&mut page);
+    page.starts_with("HTTP/1.1 200")
+}
+
+/// The wait for a last scrape is bounded as documented and said on stderr
+/// even off a terminal: after a single scrape (a person's curl) up to a
+/// minute, which Ctrl-C ends at once; after two, twice their gap.
+#[test]
+fn the_wait_for_a_last_scrape_is_bounded_said_and_ends_on_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let hiccup = |port: u16, runtime: &str, run: &std::path::Path| {
+        cauda_process()
+            .args(["hiccup", "--runtime", runtime, "-q", "--metrics-listen"])
+            .arg(port.to_string())
+            .arg("-o")
+            .arg(run)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first_scrape = |port: u16| {
+        let began = Instant::now();
+        while !scrape_once(port) {
+            assert!(began.elapsed() < Duration::from_secs(10), "never served");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Instant::now()
+    };
+    let saved = |run: &std::path::Path| {
+        let began = Instant::now();
+        while !run.exists() {
+            assert!(began.elapsed() < Duration::from_secs(20), "never saved");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    // Scraped once: it waits, says so, and SIGINT ends the wait (exit 0:
+    // the run had ended).
+    let port = free_port();
+    let run = dir.path().join("once.json");
+    let child = hiccup(port, "2s", &run);
+    first_scrape(port);
+    saved(&run);
+    std::thread::sleep(Duration::from_millis(500));
+    let signalled = Instant::now();
+    signal(child.id(), "-INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        signalled.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        signalled.elapsed()
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("waiting up to 5"), "{stderr}");
+    assert!(stderr.contains("one scrape so far"), "{stderr}");
+    assert!(stderr.contains("Ctrl-C skips"), "{stderr}");
+
+    // Scraped twice, 1.5 s apart, then nobody: it ends by itself at most
+    // twice the gap after the last scrape.
+    let port = free_port();
+    let run = dir.path().join("twice.json");
+    let child = hiccup(port, "3s", &run);
+    let first = first_scrape(port);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(scrape_once(port));
+    let last = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let gap = last - first;
+    assert!(
+        last.elapsed() < gap * 2 + Duration::from_secs(2),
+        "{:?}",
+        last.elapsed()
+    );
+    assert!(stderr.contains("a scraper came every 1."), "{stderr}");
+}

@@ -20,14 +20,16 @@ pub struct KernelArgs {
     #[arg(long, value_name = "DEV")]
     pub device: Option<String>,
     /// How long to watch [default: until COMMAND exits]. A command still
-    /// running then (or at Ctrl-C/SIGTERM) gets SIGTERM — its process group
-    /// if it leads one — once the run file is saved, and SIGKILL 5 s later.
+    /// running then (or at Ctrl-C/SIGTERM) gets SIGTERM — its process
+    /// group, with all it started — once the run file is saved, and SIGKILL
+    /// 5 s later.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub runtime: Option<u64>,
     /// Output options; --kernel chooses the groups [default: block,runq].
     #[command(flatten)]
     pub output: RunOutputArgs,
-    /// The command to run while watching, after --. cauda exits with its
+    /// The command to run while watching, after --, in a process group of
+    /// its own (not the terminal's foreground: redirect its input). cauda exits with its
     /// code when it exits by itself (128+N if signal N ended it); 0 when
     /// cauda stopped it at --runtime; 137 when it ignored SIGTERM and was
     /// killed; 130 after Ctrl-C or SIGTERM (a second one exits at once and

@@ -53,7 +53,7 @@ pub(super) fn start_at(text: &str) -> Result<u128, String> {
         Some(ns) => ns,
         None => rfc3339_ns(text).map_err(|e| {
             format!(
-                "'{text}': {e}; expected RFC 3339 with its offset, such as \
+                "'{text}': {e}; expected an RFC 3339 time with its offset, such as \
                  2026-11-25T10:00:00Z (UTC) or 2026-11-25T11:00:00+01:00, or Unix \
                  seconds such as 1795600800"
             )

@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::sync::Mutex;
 
 use anyhow::{Context, Result, anyhow};
@@ -199,8 +199,12 @@ struct Child {
 }
 
 impl Child {
-    /// Starts `command` (none when empty) in cauda's process group, as a
-    /// shell would, so a Ctrl-C at the terminal reaches it too.
+    /// Starts `command` (none when empty) in a process group of its own,
+    /// so that cauda's SIGTERM and SIGKILL reach whatever it started (a
+    /// shell's children too), and a Ctrl-C at the terminal reaches cauda
+    /// alone, which saves the run first. The command keeps cauda's stdin,
+    /// stdout and stderr, but it is not the terminal's foreground: give
+    /// it its input by redirection.
     fn start(command: &[String]) -> Result<Option<Child>> {
         let Some(program) = command.first() else {
             return Ok(None);
@@ -208,6 +212,7 @@ impl Child {
         let (exited, exit_tx) = UnixStream::pair().context("cannot make a wake-up pipe")?;
         let mut child = std::process::Command::new(program)
             .args(&command[1..])
+            .process_group(0)
             .spawn()
             .with_context(|| format!("cannot run '{program}'"))?;
         let pid = child.id();
@@ -239,8 +244,8 @@ impl Child {
     }
 
     /// Ends the command: one that `exited` by itself is reaped; one still
-    /// running gets SIGTERM (its process group if it leads one), and
-    /// SIGKILL after `grace_ns`.
+    /// running gets SIGTERM (its process group), and SIGKILL after
+    /// `grace_ns`.
     fn end(self, exited: bool, grace_ns: u64) -> Result<Ended> {
         let target = sys::child_target(self.pid);
         let mut ended = None;

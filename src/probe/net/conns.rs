@@ -60,9 +60,12 @@ impl<'a> Conns<'a> {
             config.timeout_ns,
             config.busy_poll,
             self.max_frame,
+            self.stop,
         )
         .map_err(|e| {
-            if config.loopback {
+            if self.stop.is_raised() {
+                crate::error::interrupted("interrupted while connecting: nothing was measured")
+            } else if config.loopback {
                 anyhow!(
                     "{e}: the in-process responder did not take connection {} of {}",
                     thread + 1,

@@ -10,9 +10,10 @@
 //! stuck scraper holds up only the next scrape.
 //!
 //! A run that ends by itself waits for Prometheus to scrape its last
-//! interval (at most twice the gap seen between its last two scrapes, two
-//! minutes at most, and never before two scrapes were seen), so a fleet
-//! view does not miss a run's end.
+//! interval (from the last scrape, at most twice the gap between the last
+//! two, a minute after a single one, two minutes at most; never when
+//! nobody scraped), saying so on stderr, so a fleet view does not miss a
+//! run's end; Ctrl-C ends the wait.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -178,14 +179,17 @@ impl Endpoint {
         if deadline <= began {
             return None;
         }
+        let pace = match scrapes.gap {
+            Some(gap) => format!("a scraper came every {:.1} s", gap.as_secs_f64()),
+            None => "one scrape so far; Prometheus scrapes every minute by default".into(),
+        };
         eprintln!(
-            "waiting up to {:.0} s for the last scrape of --metrics-listen (a scraper came every \
-             {:.0} s; the run file is saved; Ctrl-C skips)",
+            "waiting up to {:.0} s for the last scrape of --metrics-listen ({pace}); the run \
+             file is saved; Ctrl-C skips",
             deadline
                 .saturating_duration_since(began)
                 .as_secs_f64()
                 .ceil(),
-            scrapes.gap.unwrap_or_default().as_secs_f64()
         );
         while scrapes.served.is_none_or(|g| g < generation) && !stop.is_raised() {
             let now = Instant::now();
@@ -206,14 +210,18 @@ impl Endpoint {
 /// How often the last-scrape wait looks at the stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(50);
 
-/// When the wait for a last scrape gives up: twice the gap between the
-/// last two scrapes after the last one, two minutes at most; `None` (no
-/// wait) before two scrapes were seen, since a single scrape (a person's
-/// curl) says nothing of when the next would come.
+/// When the wait for a last scrape gives up, counted from the last
+/// scrape: twice the gap between the last two scrapes, or a minute when
+/// only one was seen (Prometheus's default scrape interval; its first
+/// scrape often comes seconds into a run), two minutes at most; `None`
+/// (no wait) when nobody scraped.
 fn final_wait_deadline(scrapes: &Scrapes) -> Option<Instant> {
-    let (last, gap) = (scrapes.last?, scrapes.gap?);
-    Some(last + (gap * 2).min(MOST_FINAL_WAIT))
+    let limit = scrapes.gap.map_or(ONE_SCRAPE_WAIT, |gap| gap * 2);
+    Some(scrapes.last? + limit.min(MOST_FINAL_WAIT))
 }
+
+/// The wait after a single scrape.
+const ONE_SCRAPE_WAIT: Duration = Duration::from_secs(60);
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
@@ -432,7 +440,7 @@ mod tests {
     }
 
     #[test]
-    fn waits_for_the_last_page_only_when_a_scraper_came_twice() {
+    fn waits_for_the_last_page_only_when_someone_scrapes() {
         let (endpoint, latest) = endpoint();
         let publish = |generation| {
             latest.publish(Page {
@@ -445,10 +453,6 @@ mod tests {
         assert_eq!(endpoint.await_scrape_of(3, &stop), None, "never scraped");
         get(endpoint.addr(), "GET /metrics HTTP/1.1\r\n\r\n");
         assert_eq!(endpoint.await_scrape_of(3, &stop), None, "already scraped");
-        publish(4);
-        // One scrape (a person's curl) says nothing of the next: no wait.
-        assert_eq!(endpoint.await_scrape_of(4, &stop), None, "scraped once");
-        get(endpoint.addr(), "GET /metrics HTTP/1.1\r\n\r\n");
         publish(5);
         let addr = endpoint.addr();
         let scraper = std::thread::spawn(move || {
@@ -488,14 +492,18 @@ mod tests {
     }
 
     #[test]
-    fn the_wait_for_a_last_scrape_is_twice_the_gap_and_two_minutes_at_most() {
+    fn the_wait_for_a_last_scrape_is_twice_the_gap_a_minute_after_one_two_at_most() {
         let now = Instant::now();
         let scrapes = |gap: Option<u64>| Scrapes {
             last: Some(now),
             gap: gap.map(Duration::from_secs),
             served: Some(0),
         };
-        assert_eq!(final_wait_deadline(&scrapes(None)), None);
+        assert_eq!(final_wait_deadline(&Scrapes::default()), None, "nobody");
+        assert_eq!(
+            final_wait_deadline(&scrapes(None)),
+            Some(now + ONE_SCRAPE_WAIT)
+        );
         assert_eq!(
             final_wait_deadline(&scrapes(Some(15))),
             Some(now + Duration::from_secs(30))
