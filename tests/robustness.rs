@@ -230,7 +230,8 @@ fn tags_and_labels_are_bounded_and_one_line_wherever_they_come_in() {
             dir.path().join("pq").as_os_str(),
         ],
         &[
-            "long-label.json: label 'host'",
+            "long-label.json:",
+            "label 'host'",
             "2048 bytes long",
             "at most 1024 bytes",
         ],
@@ -249,7 +250,8 @@ fn tags_and_labels_are_bounded_and_one_line_wherever_they_come_in() {
             hlog.as_os_str(),
         ],
         &[
-            "newline-tag.json: series tag 'wake\\nup'",
+            "newline-tag.json:",
+            "series tag 'wake\\nup'",
             "control character (U+000A",
         ],
     );

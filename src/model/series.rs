@@ -82,6 +82,8 @@ impl Role {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
     /// What was measured: `wakeup`, `read`, `rtt`, `idle=100us`, …
+    /// (at most 1 KiB, one line: [`super::names`]).
+    #[serde(deserialize_with = "super::names::tag")]
     pub tag: String,
     /// Always `ns`.
     pub unit: String,
