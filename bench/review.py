@@ -1667,6 +1667,160 @@ def class11():
             "leap second")
     refused("--start-at without an offset", ["timer", "--runtime", "1s", "--start-at", "2030-06-30T09:33:00"],
             "no UTC offset")
+# class 12: work sized by input values, and identity by content (issue 32)
+
+
+def timed(args, label, cwd=None) -> tuple[Res, float]:
+    """`run` with the CPU time (user + system) /usr/bin/time saw, in seconds."""
+    cpuf = tempfile.NamedTemporaryFile(dir=R.scratch, prefix=".cpu-", delete=False)
+    cpuf.close()
+    r = run(args, label=label, cwd=cwd, bad_input=True,
+            prefix=["/usr/bin/time", "-f", "%U %S", "-o", cpuf.name])
+    cpu = 0.0
+    try:
+        words = open(cpuf.name).read().split()
+        cpu = sum(float(w) for w in words[-2:])
+    except (OSError, ValueError):
+        pass
+    os.unlink(cpuf.name)
+    return r, cpu
+
+
+def c12_row(cls, case, expected, r: Res, cpu: float, ok: bool, extra=""):
+    msg = r.first_err(150) if r.code != 0 else (extra or "ok")
+    R.row(cls, case, expected,
+          f"exit {exit_code_text(r.code)}, peak {r.rss_kb / 1024:.0f} MB, CPU {cpu:.2f} s; {msg}",
+          "PASS" if ok and r.rss_kb <= RSS_LIMIT_KB and not r.hung else "FAIL")
+    if not ok:
+        R.row(cls, "  reproduce", "", r.cmd, "INFO")
+
+
+def class12():
+    cls = "12 work sized by input values; identity by content"
+    print(f"\n== {cls}")
+    work = R.path("c12")
+    os.makedirs(work, exist_ok=True)
+    base = json.load(open(R.path("fix", "run.json")))
+
+    def save(name, doc):
+        p = os.path.join(work, name)
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        return p
+
+    # convert --to omb of a broker run whose duration_ns is a number, not the data
+    broker = json.loads(json.dumps(base))
+    broker["probe"] = "broker"
+    broker["series"][0]["tag"] = "e2e"
+    broker["summary"][0]["tag"] = "e2e"
+    for what, dur in (("24 h", 86_400 * 10**9), ("10^15 ns", 10**15), ("u64::MAX", 2**64 - 1)):
+        broker["duration_ns"] = dur
+        p = save("omb-duration.json", broker)
+        out = os.path.join(work, "omb.json")
+        r, cpu = timed(["convert", p, "--to", "omb", "-o", out, "--force"], f"convert --to omb, duration_ns {what}")
+        windows = "?"
+        if r.code == 0:
+            windows = len(json.load(open(out))["consumeRate"])
+        c12_row(cls, f"convert --to omb, duration_ns {what} (3 s of intervals)", "exit 0, windows by the intervals",
+                r, cpu, r.code == 0 and windows == 1, f"{windows} window(s)")
+    far = json.loads(json.dumps(broker))
+    far["duration_ns"] = 3 * 10**9
+    far["series"][0]["intervals"][-1]["start_ns"] = 10**15
+    p = save("omb-far.json", far)
+    r, cpu = timed(["convert", p, "--to", "omb", "-o", os.path.join(work, "far.json")], "omb, an interval at 10^15 ns")
+    c12_row(cls, "convert --to omb, an interval starting at 10^15 ns", "exit 2 naming the limit",
+            r, cpu, r.code == 2 and "at most 100000" in r.err)
+
+    # labels and tags: bounded, one line, refused where read with file, field and limit
+    for size in (1 << 20, 4 << 20, 16 << 20):
+        d = json.loads(json.dumps(base))
+        d["labels"] = {"host": "x" * size}
+        p = save(f"label-{size >> 20}MB.json", d)
+        r, cpu = timed(["convert", p, "--to", "parquet", "-o", os.path.join(work, f"pq{size}")],
+                       f"parquet, {size >> 20} MB label")
+        c12_row(cls, f"convert --to parquet, a {size >> 20} MB label", "exit 2: file, label, 1 KiB limit", r, cpu,
+                r.code == 2 and os.path.basename(p) in r.err and "label 'host'" in r.err and "1024 bytes" in r.err)
+    d = json.loads(json.dumps(base))
+    d["series"][0]["tag"] = "t" * (100 << 20)
+    d["summary"][0]["tag"] = "t"
+    p = save("tag-100MB.json", d)
+    r, cpu = timed(["report", p, "-o", os.path.join(work, "report.html")], "report, 100 MB tag")
+    c12_row(cls, "report of a run with a 100 MB tag", "exit 2: file, tag, limit", r, cpu,
+            r.code == 2 and "series tag" in r.err and "1024 bytes" in r.err)
+    hl = os.path.join(work, "long-tag.hlog")
+    line = next(l for l in open(R.path("fix", "run.hlog")) if "HIST" in l and not l.startswith("#"))
+    body = line.split(",", 1)[1] if line.startswith("Tag=") else line
+    with open(hl, "w") as f:
+        f.write(f"Tag={'y' * (1 << 20)},{body}")
+    r, cpu = timed(["analyze", hl], ".hlog Tag= of 1 MB")
+    c12_row(cls, ".hlog whose Tag= is 1 MB", "exit 2: file, tag, limit", r, cpu,
+            r.code == 2 and "long-tag.hlog: series tag" in r.err and "1024 bytes" in r.err)
+    r, cpu = timed(["timer", "--runtime", "1s", "-q", "--label", "host=" + "z" * 100_000], "--label of 100 kB")
+    c12_row(cls, "--label host=<100 kB>", "exit 2 naming the limit", r, cpu,
+            r.code == 2 and "1024 bytes" in r.err)
+    r, cpu = timed(["timer", "--runtime", "1s", "-q", "--label", "host=a\nb"], "--label with a newline")
+    c12_row(cls, "--label with a newline", "exit 2: a control character", r, cpu,
+            r.code == 2 and "control character" in r.err)
+    d = json.loads(json.dumps(base))
+    d["labels"] = {"zone": "eu\n1"}
+    p = save("label-newline.json", d)
+    r, cpu = timed(["analyze", p], "run file label with a newline")
+    c12_row(cls, "run file whose label holds a newline", "exit 2: file, label", r, cpu,
+            r.code == 2 and "label-newline.json:" in r.err and "label 'zone'" in r.err and "control character" in r.err)
+
+    # a tag with a newline (or a comma): never an .hlog cauda cannot read back
+    for name, tag, needle in (("newline", "wake\nup", "control character"), ("comma", "a,b", "cannot be written to an .hlog")):
+        d = json.loads(json.dumps(base))
+        d["series"][1]["tag"] = tag
+        p = save(f"tag-{name}.json", d)
+        out = os.path.join(work, f"tag-{name}.hlog")
+        r, cpu = timed(["convert", p, "--to", "hlog", "-o", out], f"convert --to hlog, tag with a {name}")
+        c12_row(cls, f"convert --to hlog of a run whose tag holds a {name}", "exit 2, no .hlog written", r, cpu,
+                r.code == 2 and needle in r.err and not os.path.exists(out))
+    out = os.path.join(work, "back.hlog")
+    r, cpu = timed(["convert", R.path("fix", "run.json"), "--to", "hlog", "-o", out], "convert --to hlog")
+    back = run(["analyze", out, "--json"], label="analyze of the converted .hlog", bad_input=True)
+    tags = []
+    if back.code == 0:
+        tags = [s["tag"] for s in json.loads(back.out)["inputs"][0]["series"]]
+    want = [s["tag"] for s in base["series"]]
+    c12_row(cls, "convert --to hlog, then analyze it", "reads back: the run's series", back, cpu,
+            r.code == 0 and back.code == 0 and tags == want, f"series {tags}")
+
+    # merge: the same run by content, whatever its path
+    a = R.path("fix", "run.json")
+    mdir = os.path.join(work, "m")
+    sub = os.path.join(mdir, "sub")
+    os.makedirs(sub, exist_ok=True)
+    shutil.copy(a, os.path.join(mdir, "a.json"))
+    other = run(["timer", "--runtime", "1s", "-q", "-o", os.path.join(mdir, "b.json")], label="second timer run")
+    shutil.copy(a, os.path.join(sub, "copy.json"))
+    if not os.path.exists(os.path.join(mdir, "link.json")):
+        os.link(os.path.join(mdir, "a.json"), os.path.join(mdir, "link.json"))
+    for case, args, cwd, needles in (
+        ("merge a.json and a copy of it", ["merge", "-o", "m.json", "a.json", "sub/copy.json"], mdir,
+         ["a.json and sub/copy.json hold the same run"]),
+        ("merge a.json and a hard link to it", ["merge", "-o", "m.json", "a.json", "link.json"], mdir,
+         ["a.json and link.json are the same file"]),
+        ("merge a.json named by two relative paths", ["merge", "-o", "../m.json", "../a.json", "../sub/../a.json"], sub,
+         ["../a.json and ../sub/../a.json are the same file"]),
+    ):
+        r, cpu = timed(args, case, cwd=cwd)
+        c12_row(cls, case, "exit 2 naming both", r, cpu,
+                r.code == 2 and all(n in r.err for n in needles) and not os.path.exists(os.path.join(mdir, "m.json")))
+    made = run(["merge", "-o", "merged.json", "a.json", "b.json"], label="merge a b", cwd=mdir)
+    r, cpu = timed(["merge", "-o", "../m.json", "../merged.json", "copy.json"], "merged run beside its input, other cwd", cwd=sub)
+    c12_row(cls, "merged run beside a copy of its input, from another directory", "exit 2 naming both", r, cpu,
+            other.code == 0 and made.code == 0 and r.code == 2
+            and "../merged.json: a merge that already holds copy.json's run" in r.err)
+
+    # merge messages: what users read in run files
+    d = json.load(open(os.path.join(mdir, "b.json")))
+    d["series"][0]["measured_from"] = "actual-start"
+    save(os.path.join("m", "b-actual.json"), d)
+    r, cpu = timed(["merge", "-o", "m5.json", "a.json", "b-actual.json"], "merge: another origin", cwd=mdir)
+    c12_row(cls, "merge of series measured from different origins", "exit 2, names as in run files", r, cpu,
+            r.code == 2 and "intended-start" in r.err and "actual-start" in r.err and "IntendedStart" not in r.err)
 
 
 # --------------------------------------------------------------------------
@@ -1697,7 +1851,7 @@ def print_summary(ran: set[int]):
     line("panics (exit 101 or 'panicked')", str(len(R.panics)), "0", not R.panics)
     line("hangs (30 s limit)", str(len(R.hangs)), "0", not R.hangs)
     line("peak memory on a single bad input", f"{R.peak_rss_kb / 1024:.0f} MB", "≤ 256 MB",
-         R.peak_rss_kb <= RSS_LIMIT_KB, bool(ran & {5, 6}))
+         R.peak_rss_kb <= RSS_LIMIT_KB, bool(ran & {5, 6, 12}))
     line("internally inconsistent run files accepted", str(R.inconsistent_accepted), "0",
          R.inconsistent_accepted == 0, 6 in ran)
     line("  (changed analysis without a warning)", str(R.changed_silently), "reported", True, 6 in ran)
@@ -1721,7 +1875,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,11", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,11,12", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -1737,7 +1891,7 @@ def main():
         make_fixtures()
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
-                      (11, class11)):
+                      (11, class11), (12, class12)):
             if n in ran:
                 try:
                     fn()

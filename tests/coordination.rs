@@ -581,3 +581,85 @@ fn a_shard_without_a_rate_to_split_is_refused() {
     let stderr = common::ended(&out, 2, &["--rate 1000/s over --shard 0/1000000000"]);
     assert!(!stderr.contains("--interval"), "{stderr}");
 }
+
+/// Issue 32: a merge knows a run by its content, not its path — a copy,
+/// the same file by another relative path, a merged run beside one of
+/// its inputs from another directory — and refuses naming both files;
+/// its messages name a series' origin as run files do.
+#[test]
+fn merge_refuses_the_same_run_by_content_naming_both() {
+    let _machine = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    common::timer_run(&a, &["--runtime", "1s"]);
+    common::timer_run(&b, &["--runtime", "1s"]);
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let copy = sub.join("copy-of-a.json");
+    std::fs::copy(&a, &copy).unwrap();
+    let merged = dir.path().join("merged.json");
+    let out = |name: &str| dir.path().join(name);
+    // A copy, from the directory above.
+    let ran = cauda()
+        .current_dir(dir.path())
+        .args(["merge", "-o", "m1.json", "a.json", "sub/copy-of-a.json"])
+        .output()
+        .unwrap();
+    common::ended(
+        &ran,
+        2,
+        &[
+            "a.json and sub/copy-of-a.json hold the same run",
+            "count twice",
+        ],
+    );
+    assert!(!out("m1.json").exists());
+    // The same file by another relative path.
+    let ran = cauda()
+        .current_dir(&sub)
+        .args(["merge", "-o", "../m2.json", "../a.json", "../sub/../a.json"])
+        .output()
+        .unwrap();
+    common::ended(
+        &ran,
+        2,
+        &["../a.json and ../sub/../a.json are the same file"],
+    );
+    // A merge made in one directory, given beside its input from another.
+    cauda()
+        .current_dir(dir.path())
+        .args(["merge", "-o", "merged.json", "a.json", "b.json"])
+        .assert()
+        .success();
+    let run = read_json(&merged);
+    let runs = &run["parameters"]["inputs"][0]["runs"];
+    assert!(runs[0].as_str().unwrap().starts_with("run:"), "{runs}");
+    let ran = cauda()
+        .current_dir(&sub)
+        .args([
+            "merge",
+            "-o",
+            "../m3.json",
+            "../merged.json",
+            "copy-of-a.json",
+        ])
+        .output()
+        .unwrap();
+    common::ended(
+        &ran,
+        2,
+        &["../merged.json: a merge that already holds copy-of-a.json's run"],
+    );
+    assert!(!out("m3.json").exists());
+    // A series measured from another origin: named as run files name it.
+    let mut other = read_json(&b);
+    other["series"][0]["measured_from"] = "actual-start".into();
+    let changed = out("b-actual.json");
+    std::fs::write(&changed, serde_json::to_vec(&other).unwrap()).unwrap();
+    let stderr = common::ended(
+        &merge(&out("m4.json"), &a, &changed).output().unwrap(),
+        2,
+        &["from intended-start but", "from actual-start"],
+    );
+    assert!(!stderr.contains("IntendedStart"), "{stderr}");
+}

@@ -184,3 +184,230 @@ fn inputs_that_would_take_memory_of_their_size_are_refused_at_their_bound() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("a payload of 2147483648 bytes"), "{stderr}");
 }
+
+/// A 1 s timer run saved in `dir` as `name`, and its JSON.
+fn timer_file(dir: &std::path::Path, name: &str) -> (PathBuf, serde_json::Value) {
+    let path = dir.join(name);
+    let run = common::timer_run(&path, &["--runtime", "1s"]);
+    (path, run)
+}
+
+/// `doc` written to `dir/name`.
+fn written(dir: &std::path::Path, name: &str, doc: &serde_json::Value) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+    path
+}
+
+/// `cauda ARGS`, which must end with exit 2 and say every needle: its stderr.
+fn refused_saying(args: &[&std::ffi::OsStr], needles: &[&str]) -> String {
+    let out = common::cauda().args(args).output().unwrap();
+    common::ended(&out, 2, needles)
+}
+
+/// Issue 32: tags and labels are bounded (1 KiB) and one line of text
+/// wherever they come in — a run file, an .hlog's Tag=, a `--label` —
+/// and the message names the file, the field and the limit; no .hlog is
+/// written that cauda cannot read back.
+#[test]
+fn tags_and_labels_are_bounded_and_one_line_wherever_they_come_in() {
+    use std::ffi::OsStr;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, run) = timer_file(dir.path(), "run.json");
+    let os = |s: &'static str| OsStr::new(s);
+    let long = "x".repeat(2048);
+
+    let mut labelled = run.clone();
+    labelled["labels"] = serde_json::json!({ "host": long });
+    let file = written(dir.path(), "long-label.json", &labelled);
+    refused_saying(
+        &[
+            os("convert"),
+            file.as_os_str(),
+            os("--to"),
+            os("parquet"),
+            os("-o"),
+            dir.path().join("pq").as_os_str(),
+        ],
+        &[
+            "long-label.json:",
+            "label 'host'",
+            "2048 bytes long",
+            "at most 1024 bytes",
+        ],
+    );
+    let mut newline = run.clone();
+    newline["series"][0]["tag"] = "wake\nup".into();
+    let file = written(dir.path(), "newline-tag.json", &newline);
+    let hlog = dir.path().join("out.hlog");
+    refused_saying(
+        &[
+            os("convert"),
+            file.as_os_str(),
+            os("--to"),
+            os("hlog"),
+            os("-o"),
+            hlog.as_os_str(),
+        ],
+        &[
+            "newline-tag.json:",
+            "series tag 'wake\\nup'",
+            "control character (U+000A",
+        ],
+    );
+    assert!(!hlog.exists());
+    // A tag an .hlog cannot carry is refused there, not written.
+    let mut comma = run.clone();
+    comma["series"][1]["tag"] = "a,b".into();
+    let file = written(dir.path(), "comma-tag.json", &comma);
+    refused_saying(
+        &[
+            os("convert"),
+            file.as_os_str(),
+            os("--to"),
+            os("hlog"),
+            os("-o"),
+            hlog.as_os_str(),
+        ],
+        &["series tag 'a,b' cannot be written to an .hlog"],
+    );
+    assert!(!hlog.exists());
+    // An .hlog's Tag= is held to the same rule.
+    let line = std::fs::read_to_string(common::fixture("hdr/java.hlog")).unwrap();
+    let first = line.lines().find(|l| l.contains("HIST")).unwrap();
+    let untagged = first
+        .split_once("Tag=")
+        .map_or(first, |(_, t)| t.split_once(',').unwrap().1);
+    let tagged = dir.path().join("long-tag.hlog");
+    std::fs::write(&tagged, format!("Tag={long},{untagged}\n")).unwrap();
+    refused_saying(
+        &[os("analyze"), tagged.as_os_str()],
+        &["long-tag.hlog: series tag 'xxxx", "at most 1024 bytes"],
+    );
+    // And a --label.
+    let flag = format!("host={long}");
+    refused_saying(
+        &[
+            os("timer"),
+            os("--runtime"),
+            os("1s"),
+            os("--label"),
+            OsStr::new(&flag),
+        ],
+        &["the value of host", "at most 1024 bytes"],
+    );
+    refused_saying(
+        &[
+            os("timer"),
+            os("--runtime"),
+            os("1s"),
+            os("--label"),
+            os("host=a\tb"),
+        ],
+        &["control character (U+0009"],
+    );
+}
+
+/// Issue 32: `convert --to omb` is sized by the intervals present, not by
+/// the run's `duration_ns`: u64::MAX was 132 GB; an interval placed beyond
+/// the windows OMB's document can list is refused.
+#[test]
+fn the_omb_export_is_sized_by_the_intervals_present() {
+    use std::ffi::OsStr;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, mut run) = timer_file(dir.path(), "run.json");
+    run["probe"] = "broker".into();
+    run["series"][0]["tag"] = "e2e".into();
+    run["summary"][0]["tag"] = "e2e".into();
+    run["duration_ns"] = u64::MAX.into();
+    let file = written(dir.path(), "huge-duration.json", &run);
+    let out = dir.path().join("omb.json");
+    common::succeeded(
+        common::cauda()
+            .arg("convert")
+            .arg(&file)
+            .args(["--to", "omb", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    let doc = common::read_json(&out);
+    assert_eq!(
+        doc["consumeRate"].as_array().unwrap().len(),
+        1,
+        "one window"
+    );
+    assert_eq!(doc["endToEndLatency99pct"].as_array().unwrap().len(), 1);
+    let intervals = run["series"][0]["intervals"].as_array_mut().unwrap();
+    let last = intervals.last_mut().unwrap();
+    last["start_ns"] = 1_000_000_000_000_000u64.into();
+    let file = written(dir.path(), "far-interval.json", &run);
+    refused_saying(
+        &[
+            OsStr::new("convert"),
+            file.as_os_str(),
+            OsStr::new("--to"),
+            OsStr::new("omb"),
+            OsStr::new("-o"),
+            dir.path().join("far.json").as_os_str(),
+        ],
+        &[
+            "far-interval.json: its intervals reach 100000",
+            "at most 100000",
+        ],
+    );
+}
+
+/// Issue 32 (the review's class 6): a histogram no HdrHistogram decoder
+/// reads is refused when the run file is read, naming the series and the
+/// interval — an empty interval's too, which no analysis decodes, and
+/// one whose deflated length disagrees with its header.
+#[test]
+fn a_run_file_with_an_undecodable_histogram_is_refused_naming_where() {
+    use std::ffi::OsStr;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, run) = timer_file(dir.path(), "run.json");
+    let self_at = run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| s["tag"] == "self")
+        .unwrap();
+    let empty = run["series"][self_at]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|i| i["count"] == 0);
+    let mut cases = Vec::new();
+    if let Some(k) = empty {
+        let mut d = run.clone();
+        let h = d["series"][self_at]["intervals"][k]["histogram"]
+            .as_str()
+            .unwrap();
+        d["series"][self_at]["intervals"][k]["histogram"] = h.replacen("HIST", "HIRT", 1).into();
+        cases.push((d, format!("series 'self', interval {k}: histogram is not")));
+    }
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut d = run.clone();
+    let h = d["series"][0]["intervals"][0]["histogram"]
+        .as_str()
+        .unwrap();
+    let mut bytes = b64.decode(h).unwrap();
+    bytes[7] = bytes[7].wrapping_sub(16);
+    d["series"][0]["intervals"][0]["histogram"] = b64.encode(&bytes).into();
+    let tag = run["series"][0]["tag"].as_str().unwrap();
+    cases.push((
+        d,
+        format!("series '{tag}', interval 0: histogram is not a valid"),
+    ));
+    for (n, (doc, needle)) in cases.iter().enumerate() {
+        let file = written(dir.path(), &format!("damaged{n}.json"), doc);
+        let stderr = refused_saying(
+            &[OsStr::new("analyze"), file.as_os_str()],
+            &[needle.as_str()],
+        );
+        assert!(stderr.contains(&format!("damaged{n}.json")), "{stderr}");
+    }
+    assert!(!cases.is_empty());
+}

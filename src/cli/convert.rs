@@ -47,7 +47,7 @@ impl ConvertArgs {
     pub fn run(&self) -> Result<Outcome> {
         let (kind, export): (OwnKind, Exporter) = match self.to {
             ExportFormat::Json => (OwnKind::RunFile, |i, _| json::to_json(i)),
-            ExportFormat::Hlog => (OwnKind::Hlog, |i, _| Ok(hlog::to_hlog(i))),
+            ExportFormat::Hlog => (OwnKind::Hlog, |i, _| hlog::to_hlog(i)),
             ExportFormat::Csv => (OwnKind::Other, |i, _| csv::to_csv(i)),
             ExportFormat::Hgrm => (OwnKind::Other, |i, a| hgrm::to_hgrm(i, a.hgrm_unit)),
             ExportFormat::Omb => (OwnKind::Other, |i, _| omb::to_omb(i)),

@@ -22,12 +22,14 @@ pub(super) fn label(text: &str) -> Result<Label, String> {
                     and _, not starting with a digit; VALUE not empty)";
     let (key, value) = text
         .split_once('=')
-        .ok_or_else(|| format!("'{text}': {expected}"))?;
+        .ok_or_else(|| format!("'{}': {expected}", text.escape_debug()))?;
     let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !key_ok || value.is_empty() || value.contains(['\n', '\r']) {
-        return Err(format!("'{text}': {expected}"));
+    if !key_ok || value.is_empty() {
+        return Err(format!("'{}': {expected}", text.escape_debug()));
     }
+    crate::model::names::check_name("the key", key)
+        .and_then(|()| crate::model::names::check_name(&format!("the value of {key}"), value))?;
     Ok(Label(key.into(), value.into()))
 }
 

@@ -11,6 +11,7 @@ pub mod host;
 pub mod input;
 pub mod interval;
 pub mod kernel;
+pub mod names;
 pub mod run;
 pub mod series;
 pub mod summary;

@@ -112,7 +112,11 @@ pub struct RunFile {
     /// `--label KEY=VALUE` pairs (host, zone, shard, …) that say which
     /// part of a larger test this run was; kept by `merge` where all
     /// inputs agree.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "super::names::labels"
+    )]
     pub labels: BTreeMap<String, String>,
     /// Measured duration in ns.
     pub duration_ns: u64,

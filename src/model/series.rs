@@ -22,6 +22,18 @@ pub enum MeasuredFrom {
     Unknown,
 }
 
+impl MeasuredFrom {
+    /// The name run files give it (`"measured_from": "intended-start"`),
+    /// which messages use too.
+    pub fn name(self) -> &'static str {
+        match self {
+            MeasuredFrom::IntendedStart => "intended-start",
+            MeasuredFrom::ActualStart => "actual-start",
+            MeasuredFrom::Unknown => "unknown",
+        }
+    }
+}
+
 /// Statistics a tool printed without the distribution behind them (fio's
 /// plain JSON, an `.hgrm`): shown as given, never recomputed or extended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,6 +82,8 @@ impl Role {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
     /// What was measured: `wakeup`, `read`, `rtt`, `idle=100us`, …
+    /// (at most 1 KiB, one line: [`super::names`]).
+    #[serde(deserialize_with = "super::names::tag")]
     pub tag: String,
     /// Always `ns`.
     pub unit: String,
@@ -153,5 +167,22 @@ impl Series {
     /// Total number of values across intervals.
     pub fn count(&self) -> u64 {
         self.intervals.iter().map(|i| i.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MeasuredFrom;
+
+    /// Messages name a series' origin as its run file does.
+    #[test]
+    fn names_are_what_run_files_hold() {
+        for m in [
+            MeasuredFrom::IntendedStart,
+            MeasuredFrom::ActualStart,
+            MeasuredFrom::Unknown,
+        ] {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.name());
+        }
     }
 }

@@ -152,9 +152,31 @@ impl HlogWriter {
     }
 }
 
-/// Writes an interval log of every series.
-pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
+/// Refuses a tag an interval log cannot carry so that cauda reads it back
+/// as it was: a `,` (it ends the tag of a `Tag=NAME,…` line) or a control
+/// character (a newline ends the line).
+fn check_tag(tag: &str) -> anyhow::Result<()> {
+    let refuse = |why: &str| {
+        Err(crate::error::input_error(format!(
+            "series tag '{}' cannot be written to an .hlog: {why}, so the log would not read \
+             back as this series; rename the series (e.g. with jq) or convert to json",
+            tag.escape_debug()
+        )))
+    };
+    if tag.contains(',') {
+        return refuse("a ',' ends the tag of a Tag=NAME,… line");
+    }
+    if tag.chars().any(char::is_control) {
+        return refuse("a control character breaks the line");
+    }
+    Ok(())
+}
+
+/// Writes an interval log of every series; a tag the log cannot carry
+/// ([`check_tag`]) or a histogram that does not decode is refused.
+pub fn to_hlog(inputs: &[Loaded]) -> anyhow::Result<Vec<u8>> {
     let series = gather(inputs);
+    series.iter().try_for_each(|s| check_tag(&s.tag))?;
     // The main series is written untagged, as a probe's streamed log does.
     let main = main_tag(series.iter().map(|s| s.tag.as_str()));
     let mut out = match start_of(inputs) {
@@ -164,9 +186,14 @@ pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
     out.push_str(&labels_comment(&common_labels(inputs)));
     // Interleave by time, as a live log would be.
     let mut lines: Vec<(u64, usize, String)> = Vec::new();
+    let mut pairs = Vec::new();
     for (k, s) in series.iter().enumerate() {
         let tag = (Some(s.tag.as_str()) != main).then_some(s.tag.as_str());
-        for iv in &s.intervals {
+        for (i, iv) in s.intervals.iter().enumerate() {
+            // A line whose histogram does not decode is never written.
+            iv.bucket_indexes_into(&mut pairs).map_err(|why| {
+                crate::error::input_error(format!("series '{}', interval {i}: {why}", s.tag))
+            })?;
             lines.push((iv.start_ns, k, interval_line(tag, iv)));
         }
     }
@@ -174,7 +201,7 @@ pub fn to_hlog(inputs: &[Loaded]) -> Vec<u8> {
     for (_, _, line) in lines {
         out.push_str(&line);
     }
-    out.into_bytes()
+    Ok(out.into_bytes())
 }
 
 #[cfg(test)]

@@ -74,18 +74,67 @@ fn point(hist: &LatencyHistogram, p: Option<f64>) -> f64 {
     }
 }
 
-/// The series' histogram per 10 s window, from the run's start.
-fn windows(series: &Series, count: usize) -> Result<Vec<LatencyHistogram>> {
-    let mut out: Vec<LatencyHistogram> = (0..count).map(|_| LatencyHistogram::new()).collect();
-    for interval in &series.intervals {
-        if interval.count == 0 {
-            continue;
+/// The most windows an OMB document holds: 100,000 windows of 10 s are
+/// 11.5 days; a run whose intervals reach further is refused.
+const MAX_WINDOWS: u64 = 100_000;
+
+/// One window's figures: the [`POINTS`] and the count.
+#[derive(Clone, Copy, Default)]
+struct WindowPoints {
+    points: [f64; POINTS.len()],
+    count: u64,
+}
+
+/// The figures of each 10 s window from the run's start, made one window
+/// at a time in a single histogram (a 24-hour run has 8,640 windows: a
+/// histogram each took 2.3 GB).
+fn windows(series: &Series, count: usize) -> Result<Vec<WindowPoints>> {
+    let mut out = vec![WindowPoints::default(); count];
+    let mut intervals: Vec<_> = series.intervals.iter().filter(|i| i.count > 0).collect();
+    intervals.sort_by_key(|i| i.start_ns);
+    let window_of = |start_ns: u64| ((start_ns / WINDOW_NS) as usize).min(count - 1);
+    let mut hist = LatencyHistogram::new();
+    let mut rest = intervals.as_slice();
+    while let Some(first) = rest.first() {
+        let w = window_of(first.start_ns);
+        let n = rest
+            .iter()
+            .take_while(|i| window_of(i.start_ns) == w)
+            .count();
+        hist.reset();
+        for interval in &rest[..n] {
+            let entries = interval.entries().map_err(input_error)?;
+            hist.add_sparse(&entries, &interval.stats());
         }
-        let w = ((interval.start_ns / WINDOW_NS) as usize).min(count - 1);
-        let entries = interval.entries().map_err(input_error)?;
-        out[w].add_sparse(&entries, &interval.stats());
+        out[w] = WindowPoints {
+            points: POINTS.map(|(_, p)| point(&hist, p)),
+            count: hist.count(),
+        };
+        rest = &rest[n..];
     }
     Ok(out)
+}
+
+/// How many 10 s windows the document lists: as many as the intervals of
+/// the series it reads reach — never the run's `duration_ns`, a number a
+/// file can claim at will — and at most [`MAX_WINDOWS`].
+fn window_count(source: &str, series: &[Option<&Series>]) -> Result<(u64, usize)> {
+    let span = series
+        .iter()
+        .flatten()
+        .filter_map(|s| s.intervals.last())
+        .map(|i| i.start_ns.saturating_add(i.length_ns))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let windows = span.div_ceil(WINDOW_NS);
+    if windows > MAX_WINDOWS {
+        return Err(input_error(format!(
+            "{source}: its intervals reach {} s from the start, {windows} windows of 10 s;              --to omb writes at most {MAX_WINDOWS} (11.5 days): cut the run into parts",
+            span / 1_000_000_000
+        )));
+    }
+    Ok((span, windows as usize))
 }
 
 /// Adds `prefix` fields (lists per window, aggregated values and the
@@ -100,13 +149,13 @@ fn latency_fields(
     let (per_window, whole) = match series {
         Some(s) => (windows(s, windows_n)?, s.merged().map_err(input_error)?),
         None => (
-            (0..windows_n).map(|_| LatencyHistogram::new()).collect(),
+            vec![WindowPoints::default(); windows_n],
             LatencyHistogram::new(),
         ),
     };
     let cap = |s: &str| format!("{}{}", s[..1].to_uppercase(), &s[1..]);
-    for (suffix, p) in POINTS {
-        let list: Vec<Value> = per_window.iter().map(|h| unit.value(point(h, p))).collect();
+    for (k, (suffix, p)) in POINTS.into_iter().enumerate() {
+        let list: Vec<Value> = per_window.iter().map(|w| unit.value(w.points[k])).collect();
         doc.insert(format!("{prefix}{suffix}"), Value::Array(list));
         doc.insert(
             format!("aggregated{}{suffix}", cap(prefix)),
@@ -149,8 +198,8 @@ pub fn to_omb(inputs: &[Loaded]) -> Result<Vec<u8>> {
             ))
         })?;
     let find = |tag: &str| input.series.iter().find(|s| s.tag == tag);
-    let span = run.duration_ns.max(1);
-    let windows_n = span.div_ceil(WINDOW_NS).max(1) as usize;
+    let read = ["publish.service", "publish.queue", "e2e"].map(find);
+    let (span, windows_n) = window_count(&input.source, &read)?;
     let window_s = |w: usize| {
         let start = w as u64 * WINDOW_NS;
         (span.min(start + WINDOW_NS) - start).max(1) as f64 / 1e9
@@ -160,7 +209,7 @@ pub fn to_omb(inputs: &[Loaded]) -> Result<Vec<u8>> {
             Some(s) => windows(s, windows_n)?
                 .iter()
                 .enumerate()
-                .map(|(w, h)| json!(h.count() as f64 / window_s(w)))
+                .map(|(w, h)| json!(h.count as f64 / window_s(w)))
                 .collect(),
             None => vec![json!(0.0); windows_n],
         })

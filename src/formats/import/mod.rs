@@ -168,7 +168,7 @@ pub fn load(path: &Path, options: &ReadOptions) -> Result<Loaded> {
     if let Some(read_file) = importer(format).read_file
         && let Some(imported) = read_file(&source, path, options)?
     {
-        return Ok(loaded(source, format, imported));
+        return loaded(source, format, imported);
     }
     load_from(source, format, reader, options)
 }
@@ -192,17 +192,37 @@ fn load_from(
     options: &ReadOptions,
 ) -> Result<Loaded> {
     let imported = (importer(format).read)(&source, reader, options)?;
-    Ok(loaded(source, format, imported))
+    loaded(source, format, imported)
 }
 
-fn loaded(source: String, format: Format, imported: Imported) -> Loaded {
-    Loaded {
+/// What an importer read, its names checked: every importer's series tags
+/// and a run's labels are bounded and one line of text
+/// ([`crate::model::names`]), whatever format brought them.
+fn loaded(source: String, format: Format, imported: Imported) -> Result<Loaded> {
+    use crate::model::names::check_name;
+    let labels = imported.run.iter().flat_map(|r| &r.labels);
+    let checked = imported
+        .series
+        .iter()
+        .try_for_each(|s| check_name("series tag", &s.tag))
+        .and_then(|()| {
+            labels.into_iter().try_for_each(|(key, value)| {
+                check_name("label key", key)?;
+                check_name(&format!("label '{}'", key.escape_debug()), value)
+            })
+        });
+    checked.map_err(|why| {
+        crate::error::input_error(format!(
+            "{source}: {why}; edit it in the input (jq edits a run file) and read it again"
+        ))
+    })?;
+    Ok(Loaded {
         source,
         format,
         series: imported.series,
         run: imported.run,
         warnings: imported.warnings,
-    }
+    })
 }
 
 #[cfg(test)]

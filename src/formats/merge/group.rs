@@ -36,9 +36,11 @@ pub(super) fn merge_group(
     for &(source, series) in members {
         if series.measured_from != first.measured_from {
             return Err(input_error(format!(
-                "series '{tag}': {first_source} measures it from {:?} but {source} from {:?}; \
-                 merging them would mix latency with service time — use --tag-by source",
-                first.measured_from, series.measured_from
+                "series '{tag}': {first_source} measures it from {} but {source} from {} \
+                 (their \"measured_from\"); merging them would mix latency with service time — \
+                 use --tag-by source",
+                first.measured_from.name(),
+                series.measured_from.name()
             )));
         }
         if let Some(p) = precision(series).map_err(|e| input_error(format!("{source}: {e}")))? {

@@ -16,6 +16,7 @@
 
 mod grid;
 mod group;
+mod identity;
 mod name;
 mod pool;
 mod refuse;
@@ -90,13 +91,15 @@ fn group_by_tag(inputs: &[Loaded], tag_by: TagBy) -> Vec<Group<'_>> {
 }
 
 /// What the merged run records of how it was made: its inputs (with their
-/// labels), `--tag-by`, and how intervals were aligned.
+/// labels and the ids of the runs each holds, [`identity`]), `--tag-by`,
+/// and how intervals were aligned.
 fn parameters(inputs: &[Loaded], tag_by: TagBy, grid: &Grid) -> serde_json::Value {
     serde_json::json!({
         "inputs": inputs.iter().map(|i| serde_json::json!({
             "source": i.source,
             "format": i.format,
             "labels": i.run.as_ref().map(|r| r.labels.clone()).unwrap_or_default(),
+            "runs": identity::recorded_ids(i),
         })).collect::<Vec<_>>(),
         "tag_by": match tag_by { TagBy::Tag => "tag", TagBy::Source => "source" },
         "aligned_by": if grid.wall_clock { "wall-clock start" } else { "offset from each input's start" },

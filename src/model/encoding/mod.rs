@@ -28,8 +28,8 @@ pub use super::zlib::Effort;
 use own_shape::{own_shape_counts, own_shape_counts_into};
 pub use v2::Version;
 use v2::{
-    COOKIE_BASE_MASK, V2_COOKIE, V2_DEFLATE_COOKIE, V2_HEADER_LEN, payload_bound, plain_v2,
-    plain_v2_of, put_zeros, put_zigzag,
+    COOKIE_BASE_MASK, V2_COOKIE, V2_DEFLATE_COOKIE, V2_HEADER_LEN, deflated_stream, payload_bound,
+    plain_v2, plain_v2_of, put_zeros, put_zigzag,
 };
 
 /// Encodes a histogram as V2-deflate base64.
@@ -151,7 +151,7 @@ pub fn bucket_indexes_into(text: &str, pairs: &mut Vec<(usize, u64)>) -> Result<
         if cookie != V2_DEFLATE_COOKIE & COOKIE_BASE_MASK {
             return None;
         }
-        zlib::with_inflated(bytes.get(8..)?, |plain| {
+        zlib::with_inflated(deflated_stream(bytes).ok()?, |plain| {
             let plain_cookie = u32::from_be_bytes(plain[..4].try_into().ok()?) & COOKIE_BASE_MASK;
             if plain_cookie != V2_COOKIE & COOKIE_BASE_MASK {
                 return None;

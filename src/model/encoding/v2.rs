@@ -88,7 +88,7 @@ pub fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
             bytes.to_vec()
         }
         Some(c) if c == V2_DEFLATE_COOKIE & COOKIE_BASE_MASK => {
-            let deflated = bytes.get(8..).ok_or_else(|| invalid("truncated"))?;
+            let deflated = deflated_stream(bytes).map_err(|e| invalid(&e))?;
             if let Some(plain) = zlib::inflate_whole(deflated) {
                 if cookie(&plain) != Some(V2_COOKIE & COOKIE_BASE_MASK) {
                     return Err(invalid("no V2 histogram inside the deflated data"));
@@ -143,6 +143,25 @@ pub fn plain_v2(bytes: &[u8]) -> Result<Vec<u8>, String> {
     // The decoder takes only the cookie with the word size HdrHistogram writes.
     plain[..4].copy_from_slice(&V2_COOKIE.to_be_bytes());
     Ok(plain)
+}
+
+/// The zlib stream of a deflated encoding: what follows its cookie and
+/// length, which must be exactly as long as that length says —
+/// HdrHistogram's decoders inflate that many bytes, so an encoding whose
+/// length disagrees is one they cannot read (Java's
+/// `decodeFromCompressedByteBuffer`).
+pub fn deflated_stream(bytes: &[u8]) -> Result<&[u8], String> {
+    let (Some(length), Some(stream)) = (bytes.get(4..8), bytes.get(8..)) else {
+        return Err("truncated".into());
+    };
+    let claimed = u32::from_be_bytes([length[0], length[1], length[2], length[3]]);
+    if u64::from(claimed) != stream.len() as u64 {
+        return Err(format!(
+            "its header says {claimed} deflated bytes, {} follow",
+            stream.len()
+        ));
+    }
+    Ok(stream)
 }
 
 /// The payload length a plain V2 header claims, if its histogram's bounds
