@@ -862,11 +862,17 @@ impl Record {
 
         // Timestamp delta
         let timestamp_delta: i64 = types::VarLong.decode(buf)?;
-        let timestamp = batch_decode_info.min_timestamp + timestamp_delta;
+        // cauda's patch: wrapping, as Kafka's Java does (a hostile delta
+        // overflowed, a panic with overflow checks on).
+        let timestamp = batch_decode_info
+            .min_timestamp
+            .wrapping_add(timestamp_delta);
 
         // Offset delta
         let offset_delta: i32 = types::VarInt.decode(buf)?;
-        let offset = batch_decode_info.min_offset + offset_delta as i64;
+        let offset = batch_decode_info
+            .min_offset
+            .wrapping_add(offset_delta as i64);
         let sequence = batch_decode_info.base_sequence.wrapping_add(offset_delta);
 
         // Key
