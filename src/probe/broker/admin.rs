@@ -52,7 +52,7 @@ const APIS: [(ApiKey, i16, i16); 7] = [
     (ApiKey::DescribeConfigs, 1, 4),
 ];
 
-/// Every request cauda sends with the versions it may speak: [`APIS`]
+/// Every request cauda sends with the versions it may speak: `APIS`
 /// and the handshake's ApiVersions v3.
 pub const VERSIONS_SPOKEN: [(ApiKey, i16, i16); 8] = [
     (ApiKey::ApiVersions, 3, 3),

@@ -89,7 +89,7 @@ calls! {
 /// Every wait on it has an end: a request (written, then its response
 /// read whole) gets the connection's timeout overall, not per read, so a
 /// broker that trickles a byte at a time is given up like a silent one;
-/// and each wait lasts at most [`SLICE`] before the stop flag is looked
+/// and each wait lasts at most 50 ms before the stop flag is looked
 /// at, so Ctrl-C or SIGTERM ends it at once.
 #[derive(Debug)]
 pub struct Conn {
