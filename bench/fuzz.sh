@@ -8,7 +8,8 @@
 #   SECONDS_PER_TARGET  default 600
 #   TARGET              default all: one per format cauda reads (the
 #                       importers' table, src/formats/import/mod.rs),
-#                       detect and journal — the files of fuzz/fuzz_targets/
+#                       detect, journal and broker_reply — the files of
+#                       fuzz/fuzz_targets/
 #   --asan              build with AddressSanitizer instead of no sanitizer
 #
 # Runs on stable Rust: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its -Z flags.
@@ -82,6 +83,7 @@ seeds() {
         cyclictest_json) cp $f/cyclictest/*.json "$2" ;;
         numbers) seq 1000 37 9000 >"$2/seq"; cp $f/sockperf/*.csv $f/fio/lat_rw_lat.1.log "$2" ;;
         journal) make_journal "$2/tune.journal" ;;
+        broker_reply) python3 bench/hostile_broker.py --seeds "$2" ;;
         *)
             for g in $f/*/*; do
                 [[ -f $g && $g != *.expected.json && $g != *.md ]] && cp "$g" "$2"

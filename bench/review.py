@@ -1827,6 +1827,138 @@ def class12():
 # output
 
 
+# --------------------------------------------------------------------------
+# class 10: a hostile broker (issue 32)
+
+
+class HostileBroker:
+    """bench/hostile_broker.py MODE: a fake Kafka broker that turns hostile on cue."""
+
+    def __init__(self, mode: str):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hostile_broker.py")
+        self.p = subprocess.Popen([sys.executable, script, mode], stdout=subprocess.PIPE,
+                                  start_new_session=True)
+        self.boot = f"127.0.0.1:{self.p.stdout.readline().decode().strip()}"
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def class10():
+    cls = "10 hostile broker"
+    print(f"\n== {cls}")
+    d = R.path("c10")
+    os.makedirs(d, exist_ok=True)
+    base = ["--warmup", "200ms", "--rate", "100/s", "--runtime", "3s", "-q"]
+
+    # detector sanity: a process that ignores SIGINT is seen as slow
+    p = subprocess.Popen([sys.executable, "-c", "import signal,time; signal.signal(signal.SIGINT, "
+                          "signal.SIG_IGN); print(flush=True); time.sleep(2)"], stdout=subprocess.PIPE)
+    p.stdout.readline()
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    p.wait()
+    slow = time.monotonic() - t0
+    R.row(cls, "detector sanity (a process ignoring SIGINT)", "> 0.2 s → seen", f"{slow:.2f} s",
+          "PASS" if slow > SIGNAL_LIMIT_S else "FAIL")
+
+    def case(name, mode, extra, want_code, want: re.Pattern, limit_s: float, saved: bool | None,
+             timeout=HANG_S):
+        broker = HostileBroker(mode)
+        out = os.path.join(d, f"{mode}.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        try:
+            r = run(["broker", "--bootstrap", broker.boot] + base + extra + ["-o", out], label=name, cwd=d,
+                    bad_input=True, timeout=timeout)
+        finally:
+            broker.stop()
+        has = os.path.exists(out)
+        detail = ""
+        if has:
+            doc = json.load(open(out))
+            rec = (doc.get("broker") or {}).get("records") or {}
+            detail = (f"; run file: {len(doc['series'][0]['intervals'])} intervals, "
+                      f"{rec.get('acked', '?')} acked, errors {rec.get('errors', {})}")
+        ok = (r.code == want_code and want.search(r.err) is not None and r.secs <= limit_s
+              and r.rss_kb <= RSS_LIMIT_KB and (saved is None or has == saved))
+        R.row(cls, name, f"exit {want_code} within {limit_s:.0f} s, ≤ 256 MB" + (", run saved" if saved else ""),
+              f"exit {exit_code_text(r.code)} after {r.secs:.1f} s, {r.rss_kb / 1024:.0f} MB: "
+              f"{r.first_err(120)}{detail}", "PASS" if ok else "FAIL")
+        if not ok:
+            R.row(cls, "  reproduce", "", f"python3 bench/hostile_broker.py {mode} & {r.cmd}", "INFO")
+
+    boot_msg = re.compile(r"--bootstrap 127\.0\.0\.1:\d+")
+    case("ApiVersions claiming 2^31 keys in 12 bytes", "huge-apiversions", [], 2, boot_msg, 5, False)
+    case("Metadata claiming 2^31-1 brokers", "huge-metadata", [], 2, boot_msg, 5, False)
+    case("Metadata cut short (exit as for ApiVersions)", "short-metadata", [], 2, boot_msg, 5, False)
+    case("ProduceResponse claiming 2^31-1 topics mid-run", "huge-produce", [], 1,
+         re.compile(r"malformed Produce"), 10, True)
+    case("FetchResponse claiming 2^31-1 topics mid-run", "huge-fetch", [], 1,
+         re.compile(r"malformed Fetch"), 10, True)
+    case("ApiVersions reply trickled a byte a second", "trickle-apiversions", [], 2, boot_msg, 7, False)
+    case("a frame header claiming 80 MiB in the handshake", "big-frame-apiversions", [], 2,
+         re.compile(r"frame of 83886080 bytes"), 5, False)
+    case("ApiVersions never answered", "silent-apiversions", [], 2, boot_msg, 7, False)
+    case("a Fetch frame claiming 8 MiB, then a trickle", "big-frame-fetch", [], 0, re.compile(r""), 3 + 2 + 3, True)
+    case("a Fetch reply of 10 MiB of the smallest partitions (most decoded per byte)", "bulk-fetch", [], 0,
+         re.compile(r""), 3 + 2 + 3, True)
+    case("Produce unanswered from 1 s, --timeout 2s (ends by runtime + timeout + a few s)", "silent-produce",
+         ["--timeout", "2s"], 0, re.compile(r"DELIVERY_TIMEOUT"), 3 + 2 + 4, True)
+    case("Produce unanswered from 1 s, default --timeout 30s", "silent-produce", [], 0,
+         re.compile(r"DELIVERY_TIMEOUT"), 3 + 30 + 4, True, timeout=60)
+    # the advice on the failures names those that happened (NOT_SENT among them)
+    doc = json.load(open(os.path.join(d, "silent-produce.json")))
+    errors = doc["broker"]["records"]["errors"]
+    advice = " ".join(w["advice"] for w in doc["warnings"] if "failed" in w["message"])
+    named = all(k in advice for k in errors)
+    R.row(cls, "failure advice after a stalled broker", f"names each of {sorted(errors)}", advice[:150],
+          "PASS" if named and errors else "FAIL")
+
+    # the consumers' drain after --runtime: no interval of its own, no stall
+    broker = HostileBroker("ok")
+    out = os.path.join(d, "drain.json")
+    try:
+        run(["broker", "--bootstrap", broker.boot] + base + ["--interval-length", "500ms", "-o", out], cwd=d)
+    finally:
+        broker.stop()
+    doc = json.load(open(out))
+    r = run(["analyze", out, "--json"], label="analyze of a run with a drain")
+    late = [(ser["tag"], st["start_s"]) for ser in json.loads(r.out)["inputs"][0]["series"]
+            for st in ser.get("stalls", []) if st["start_s"] >= 3.0 - 1e-9]
+    ivs = len(doc["series"][0]["intervals"])
+    R.row(cls, "the drain after a 3 s run (2 s, nothing consumed), 500 ms intervals",
+          "6 intervals, no stall from 3 s on", f"{ivs} intervals, duration {doc['duration_ns'] / 1e9:.2f} s, "
+          f"stalls from 3 s on: {late}", "PASS" if ivs == 6 and not late else "FAIL")
+
+    # signals in every wait: the first SIGINT or SIGTERM ends it within 0.2 s
+    waits = [("the handshake (reply trickled)", "trickle-apiversions", 1.0, False),
+             ("the handshake (never answered)", "silent-apiversions", 1.0, False),
+             ("a Fetch frame trickled mid-run", "big-frame-fetch", 2.5, True),
+             ("acknowledgements withheld (after the schedule)", "silent-produce", 4.5, True),
+             ("the consumers' drain", "ok", 4.3, True)]
+    for what, mode, after, saved in waits:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            broker = HostileBroker(mode)
+            out = os.path.join(d, f"sig-{mode}.json")
+            if os.path.exists(out):
+                os.unlink(out)
+            try:
+                proc = Direct(["broker", "--bootstrap", broker.boot] + base + ["-o", out], cwd=d,
+                              label=f"{sig.name} during {what}")
+                time.sleep(after)
+                lat = proc.signal_and_time(sig)
+                code = proc.wait()
+            finally:
+                broker.stop()
+            has = os.path.exists(out)
+            ok = lat is not None and lat <= SIGNAL_LIMIT_S and code == 130 and has == saved
+            R.row(cls, f"{sig.name} during {what}", "exit 130 within 0.2 s" + (", run saved" if saved else ""),
+                  f"exit {exit_code_text(code)} after {lat if lat is None else round(lat, 3)} s; run file: {has}",
+                  "PASS" if ok else "FAIL")
+
+
 def print_tables():
     print("\n\n================ issue 20 review: results ================")
     for cls in R.order:
@@ -1875,7 +2007,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,11,12", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -1891,7 +2023,7 @@ def main():
         make_fixtures()
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
-                      (11, class11), (12, class12)):
+                      (10, class10), (11, class11), (12, class12)):
             if n in ran:
                 try:
                     fn()

@@ -5,7 +5,9 @@
 //!
 //! An importer target loads the bytes as one format (or lets detection
 //! choose) and analyses what loaded; the journal target checks the bytes as
-//! a `host tune` journal. Each must return Ok or an error — never panic.
+//! a `host tune` journal; the broker target decodes the bytes as a
+//! broker's reply to one of the requests `cauda broker` sends. Each must
+//! return Ok or an error — never panic, never abort.
 //!
 //! The importer targets are the rows of the importers' table
 //! (`cauda::formats::import::IMPORTERS`), each by its
@@ -29,15 +31,18 @@ pub enum Reader {
     Import(Option<Format>),
     /// `journal::parse_bytes`, the check before a rollback.
     Journal,
+    /// `probe::broker::replies::decode_reply`: a hostile broker's frame.
+    Broker,
 }
 
-/// How many targets there are: one per importable format, `detect` and
-/// `journal`.
-const COUNT: usize = IMPORTERS.len() + 2;
+/// How many targets there are: one per importable format, `detect`,
+/// `journal` and `broker_reply`.
+const COUNT: usize = IMPORTERS.len() + 3;
 
 /// Every target, by the name `cargo fuzz run` takes (its file in
 /// `fuzz_targets/` and its corpus folder in `corpus/`): each row of the
-/// importers' table by its `fuzz_target`, then `detect` and `journal`.
+/// importers' table by its `fuzz_target`, then `detect`, `journal` and
+/// `broker_reply`.
 pub const TARGETS: [(&str, Reader); COUNT] = targets();
 
 const fn targets() -> [(&'static str, Reader); COUNT] {
@@ -48,7 +53,8 @@ const fn targets() -> [(&'static str, Reader); COUNT] {
         out[i] = (row.fuzz_target, Reader::Import(Some(row.format)));
         i += 1;
     }
-    out[COUNT - 1] = ("journal", Reader::Journal);
+    out[COUNT - 2] = ("journal", Reader::Journal);
+    out[COUNT - 1] = ("broker_reply", Reader::Broker);
     out
 }
 
@@ -68,6 +74,9 @@ pub fn feed(target: &str, data: &[u8]) {
         }
         Reader::Journal => {
             let _ = journal::parse_bytes(Path::new("fuzz"), data);
+        }
+        Reader::Broker => {
+            let _ = cauda::probe::broker::replies::decode_reply(data);
         }
     }
 }

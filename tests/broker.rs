@@ -5,6 +5,12 @@
 //! saved, acks=all on three brokers waits for the replicas, and bad input
 //! is refused before anything is measured. Skipped without Java and Maven
 //! unless `CAUDA_REQUIRE_KAFKA=1`.
+//!
+//! And against a hostile fake broker (`bench/hostile_broker.py`, which
+//! bench/review.py's class 10 uses too): counts larger than the frame,
+//! replies trickled or never sent, in the handshake and mid-run — each
+//! refused or given up within its deadline, with the exit code of its
+//! phase, what was measured saved, and a signal acted on at once.
 
 mod common;
 use std::path::Path;
@@ -365,11 +371,12 @@ fn three_brokers_acks_all_waits_for_replicas() {
     ]);
     broker.stop_node(3);
     // acks=all there is refused by the broker (NOT_ENOUGH_REPLICAS, retried
-    // for the warm-up's patience): exit 1, the reason and what to do.
+    // for the warm-up's patience): before measuring, so exit 2, the reason
+    // and what to do.
     let out = dir.path().join("strict.json");
     let strict = ["--topic", "strict", "--acks", "all", "--runtime", "1s"];
     let needles = ["NotEnoughReplicas", "min.insync.replicas"];
-    refused_run(&boot, &out, &strict, 1, &needles);
+    refused_run(&boot, &out, &strict, 2, &needles);
     // A new RF 3 topic gets a replica on the stopped broker, out of sync:
     // the run measures and says the partitions are under-replicated.
     let degraded = ok_run(
@@ -628,5 +635,174 @@ fn a_topic_cauda_may_not_create_is_refused() {
     ];
     for topic in [&[][..], &["--topic", "mine"]] {
         refused_run(&broker.bootstrap, &out, topic, 2, &needles);
+    }
+}
+
+/// A hostile fake broker (`bench/hostile_broker.py MODE`), killed on drop.
+struct Hostile {
+    child: std::process::Child,
+    bootstrap: String,
+}
+
+impl Hostile {
+    fn start(mode: &str) -> Hostile {
+        use std::io::BufRead;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/hostile_broker.py");
+        let mut child = std::process::Command::new("python3")
+            .arg(script)
+            .arg(mode)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs the fake broker");
+        let mut port = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        Hostile {
+            child,
+            bootstrap: format!("127.0.0.1:{}", port.trim()),
+        }
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `cauda broker` against the fake broker in `mode` for a 3 s run (and
+/// `args`): how it ended, how long it took, and the run file if saved.
+fn against(mode: &str, args: &[&str]) -> (std::process::Output, Duration, Option<Value>) {
+    let broker = Hostile::start(mode);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let began = std::time::Instant::now();
+    let output = cauda()
+        .args(["broker", "--bootstrap", &broker.bootstrap, "-q"])
+        .args(["--warmup", "200ms", "--rate", "100/s", "--runtime", "3s"])
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let took = began.elapsed();
+    (output, took, out.exists().then(|| read_json(&out)))
+}
+
+#[test]
+fn a_count_larger_than_its_frame_in_the_handshake_is_an_unusable_broker() {
+    for mode in ["huge-apiversions", "huge-metadata", "short-metadata"] {
+        let (output, _, run) = against(mode, &[]);
+        common::ended(&output, 2, &["--bootstrap 127.0.0.1:", "malformed"]);
+        assert!(run.is_none(), "{mode}: a run file");
+    }
+}
+
+#[test]
+fn a_count_larger_than_its_frame_mid_run_fails_the_run_with_what_was_measured() {
+    for (mode, series) in [("huge-produce", "publish"), ("huge-fetch", "publish")] {
+        let (output, _, run) = against(mode, &[]);
+        common::ended(&output, 1, &["malformed", "saved"]);
+        let run = run.unwrap_or_else(|| panic!("{mode}: no run file"));
+        let r = records(&run);
+        assert!(n(r, "acked") >= 50, "{mode}: {r}");
+        assert_eq!(count(&run, series), n(r, "acked"), "{mode}");
+    }
+    // The records of the malformed answer failed, and the advice says why.
+    let (_, _, run) = against("huge-produce", &[]);
+    let run = run.unwrap();
+    assert_eq!(records(&run)["errors"]["BAD_RESPONSE"], 1, "{run}");
+}
+
+#[test]
+fn a_handshake_trickled_or_never_answered_ends_within_its_limit() {
+    for mode in [
+        "trickle-apiversions",
+        "silent-apiversions",
+        "big-frame-apiversions",
+    ] {
+        let (output, took, _) = against(mode, &[]);
+        common::ended(&output, 2, &["--bootstrap 127.0.0.1:"]);
+        // The handshake gets 5 s overall.
+        assert!(took < Duration::from_secs(15), "{mode}: {took:?}");
+    }
+}
+
+#[test]
+fn a_broker_that_stops_answering_ends_the_run_at_runtime_plus_timeout() {
+    let (output, took, run) = against("silent-produce", &["--timeout", "1s"]);
+    common::ended(&output, 0, &["DELIVERY_TIMEOUT"]);
+    // 3 s + 1 s, the drain (2 s) and the warm-up: far below 20 s.
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let run = run.unwrap();
+    let r = records(&run);
+    assert!(n(r, "failed") > 0, "{r}");
+    let advice: Vec<&str> = run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["message"].as_str().unwrap().contains("failed"))
+        .map(|w| w["advice"].as_str().unwrap())
+        .collect();
+    for (kind, _) in r["errors"].as_object().unwrap() {
+        assert!(advice[0].contains(kind.as_str()), "{kind}: {advice:?}");
+    }
+}
+
+#[test]
+fn the_drain_after_the_schedule_is_no_interval_of_its_own() {
+    // The fake broker never gives records back: consumers drain 2 s.
+    let (output, _, run) = against("ok", &["--interval-length", "500ms"]);
+    assert!(output.status.success());
+    let run = run.unwrap();
+    assert_eq!(n(&run, "duration_ns"), 3_000_000_000);
+    for series in run["series"].as_array().unwrap() {
+        let intervals = series["intervals"].as_array().unwrap();
+        assert_eq!(intervals.len(), 6, "{}", series["tag"]);
+    }
+}
+
+/// `cauda broker` against the fake broker in `mode`, signalled with
+/// `signal` after `after`: how long it took to exit, and how.
+fn signalled(mode: &str, signal: &str, after: Duration) -> (Duration, std::process::Output, bool) {
+    let broker = Hostile::start(mode);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let child = cauda_process()
+        .args(["broker", "--bootstrap", &broker.bootstrap, "-q"])
+        .args(["--warmup", "200ms", "--rate", "100/s", "--runtime", "3s"])
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let sent = std::time::Instant::now();
+    std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    (sent.elapsed(), output, out.exists())
+}
+
+#[test]
+fn a_signal_ends_every_wait_on_a_broker_at_once() {
+    // In the handshake (a reply trickled), and mid-run once the broker no
+    // longer answers (producers wait for acknowledgements).
+    for (mode, after, saved) in [
+        ("trickle-apiversions", 1_000, false),
+        ("silent-produce", 3_000, true),
+    ] {
+        for signal in ["-INT", "-TERM"] {
+            let (took, output, run_file) = signalled(mode, signal, Duration::from_millis(after));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(130), "{mode} {signal}: {stderr}");
+            assert!(took < Duration::from_secs(3), "{mode} {signal}: {took:?}");
+            assert_eq!(run_file, saved, "{mode} {signal}: {stderr}");
+        }
     }
 }

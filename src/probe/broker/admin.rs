@@ -19,6 +19,7 @@ use kafka_protocol::protocol::StrBytes;
 use super::wire::{Conn, error_name};
 use crate::error::input_error;
 use crate::model::broker::{BrokerNode, ClusterInfo, PartitionLayout, TopicInfo};
+use crate::record::StopFlag;
 
 /// The API versions cauda speaks: the highest each side knows, within
 /// the versions that still name topics (Produce ≤ 12, Fetch ≤ 12).
@@ -51,6 +52,19 @@ const APIS: [(ApiKey, i16, i16); 7] = [
     (ApiKey::DescribeConfigs, 1, 4),
 ];
 
+/// Every request cauda sends with the versions it may speak: `APIS`
+/// and the handshake's ApiVersions v3.
+pub const VERSIONS_SPOKEN: [(ApiKey, i16, i16); 8] = [
+    (ApiKey::ApiVersions, 3, 3),
+    APIS[0],
+    APIS[1],
+    APIS[2],
+    APIS[3],
+    APIS[4],
+    APIS[5],
+    APIS[6],
+];
+
 /// What the bootstrap broker said, and the versions chosen.
 #[derive(Debug)]
 pub struct Bootstrap {
@@ -65,26 +79,38 @@ pub struct Bootstrap {
     pub timeout: Duration,
 }
 
+/// How long the handshake may take, overall: a listener that is not
+/// Kafka may never answer, or answer a byte at a time.
+pub const HANDSHAKE: Duration = Duration::from_secs(5);
+
 /// Connects to `address`, asks for the broker's API versions and the
-/// cluster's brokers, and picks the versions to speak.
-pub fn bootstrap(address: &str, timeout: Duration) -> Result<Bootstrap> {
-    // A listener that is not Kafka may never answer: the handshake gets 5 s.
-    let mut conn = Conn::connect(address, timeout.min(Duration::from_secs(5))).map_err(|e| {
+/// cluster's brokers, and picks the versions to speak; `stop` ends any
+/// wait. Every failure is an unusable peer (exit 2), naming `--bootstrap`.
+pub fn bootstrap(address: &str, timeout: Duration, stop: &StopFlag) -> Result<Bootstrap> {
+    handshake(address, timeout, stop).map_err(|e| super::wire::unusable(e, address))
+}
+
+fn handshake(address: &str, timeout: Duration, stop: &StopFlag) -> Result<Bootstrap> {
+    let mut conn = Conn::connect(address, timeout.min(HANDSHAKE), stop).map_err(|e| {
         input_error(format!(
             "{e}; is a Kafka-protocol broker listening there? (`scripts/kafka.sh start` runs one \
              on 127.0.0.1:9092)"
         ))
     })?;
+    conn.set_timeout(timeout.min(HANDSHAKE), "the handshake's limit");
     let mut request = ApiVersionsRequest::default();
     request.client_software_name = StrBytes::from_static_str("cauda");
     request.client_software_version = StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
     let response = conn.call(&request, 3).map_err(|e| {
+        if super::wire::stopped(&e) {
+            return e;
+        }
         input_error(format!(
-            "{e} (the ApiVersions handshake): is {address} a Kafka-protocol broker, and a \
-             PLAINTEXT listener?"
+            "--bootstrap {address}: {e:#}: is it a Kafka-protocol broker, and a PLAINTEXT \
+             listener?"
         ))
     })?;
-    conn.set_timeout(timeout)?;
+    conn.set_timeout(timeout, "--timeout, at least 5s");
     if response.error_code != 0 {
         bail!(
             "the broker at {address} refused ApiVersions v3: {}",
@@ -364,10 +390,22 @@ fn describe(conn: &mut Conn, versions: Versions, topic: &str) -> Result<BTreeMap
     Ok(out)
 }
 
-/// Deletes the topic this run created.
-/// Deletes `topic` over a new connection to the bootstrap broker.
-pub fn delete_after_run(boot: &Bootstrap, topic: &str) -> Result<()> {
-    let mut conn = Conn::connect(&boot.cluster.bootstrap, boot.timeout)?;
+/// How long deleting the topic after the run may take: the run's end is
+/// bounded by `--runtime` + `--timeout` and a few seconds.
+const DELETE_AFTER_RUN: Duration = Duration::from_secs(5);
+
+/// Deletes `topic` (the one this run created) over a new connection to
+/// the bootstrap broker, within a few seconds. `stop` ends the wait when
+/// it rises meanwhile; a run already stopped still deletes its topic.
+pub fn delete_after_run(boot: &Bootstrap, topic: &str, stop: &StopFlag) -> Result<()> {
+    let stop = if stop.is_raised() {
+        StopFlag::new()
+    } else {
+        stop.clone()
+    };
+    let timeout = boot.timeout.min(DELETE_AFTER_RUN);
+    let mut conn = Conn::connect(&boot.cluster.bootstrap, timeout, &stop)?;
+    conn.set_timeout(timeout, "at most 5s after the run");
     delete(&mut conn, boot.versions, topic)
 }
 

@@ -40,6 +40,20 @@ pub struct FetchSettings {
     pub io_timeout: Duration,
     /// How long consumers go on after the producers finish.
     pub drain_ns: u64,
+    /// The largest fetch response taken ([`fetch_frame`]).
+    pub max_frame: usize,
+}
+
+/// What a fetch asks for at most (`fetch.max.bytes`; Kafka's consumer
+/// asks 50 MiB): a consumer fetches again as soon as a response is in,
+/// and a bound on the response is a bound on decoding's memory.
+const FETCH_MAX_BYTES: i32 = 8 << 20;
+
+/// The largest fetch response taken: what a fetch asks for, and past it
+/// the largest record batch the topic can hold (Kafka sends a first batch
+/// whole, however large), and a MiB for the framing.
+pub fn fetch_frame(largest_batch: usize) -> usize {
+    FETCH_MAX_BYTES as usize + largest_batch + (1 << 20)
 }
 
 /// Where a consumer's measurements go.
@@ -86,6 +100,7 @@ impl Consumer {
         settings: &FetchSettings,
         partitions: &[(i32, String)],
         producers: usize,
+        stop: &StopFlag,
     ) -> Result<Consumer> {
         let mut sources: Vec<(String, Source)> = Vec::new();
         for (partition, address) in partitions {
@@ -94,7 +109,11 @@ impl Consumer {
                 None => sources.push((
                     address.clone(),
                     Source {
-                        conn: Conn::connect(address, settings.io_timeout)?,
+                        conn: {
+                            let mut conn = Conn::connect(address, settings.io_timeout, stop)?;
+                            conn.set_max_frame(settings.max_frame);
+                            conn
+                        },
                         partitions: vec![(*partition, -1)],
                         pending: None,
                     },
@@ -135,7 +154,10 @@ impl Consumer {
         series: ConsumeSeries,
         ledger: &Ledger,
     ) -> Result<u64> {
-        let result = self.consume(clock, sink, stop, series, ledger);
+        let result = self
+            .consume(clock, sink, stop, series, ledger)
+            // A wait ended by a stop is the run stopping, not failing.
+            .or_else(|e| if wire::stopped(&e) { Ok(()) } else { Err(e) });
         ledger.consumer_done(std::mem::take(&mut self.consumed));
         result.map(|()| clock.now())
     }
@@ -203,7 +225,7 @@ impl Consumer {
         request.replica_id = (-1).into();
         request.max_wait_ms = (self.settings.client.fetch_max_wait_ns / 1_000_000) as i32;
         request.min_bytes = self.settings.client.fetch_min_bytes;
-        request.max_bytes = 64 << 20;
+        request.max_bytes = FETCH_MAX_BYTES;
         request.isolation_level = 0;
         request.session_id = 0;
         request.session_epoch = -1;
@@ -298,14 +320,7 @@ impl Consumer {
         ledger: &Ledger,
     ) -> Result<Option<i64>> {
         let mut next = None;
-        // A fetch may end with part of a batch: stop at the last whole one.
-        while buf.len() >= 12 {
-            let length = i32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
-            let whole = 12 + length.max(0) as usize;
-            if buf.len() < whole {
-                break;
-            }
-            let mut batch = buf.split_to(whole);
+        while let Some(mut batch) = next_batch(&mut buf) {
             // The next fetch starts past the batch's last offset, also when
             // its records are gone (compaction keeps empty batches).
             if let Some(last) = last_offset(&batch)
@@ -371,6 +386,17 @@ impl Consumer {
         }
         Ok(next)
     }
+}
+
+/// The next whole record batch of a partition's records in a fetch
+/// response; `None` at their end (a fetch may end with part of a batch).
+pub fn next_batch(buf: &mut Bytes) -> Option<Bytes> {
+    if buf.len() < 12 {
+        return None;
+    }
+    let length = i32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
+    let whole = 12 + length.max(0) as usize;
+    (buf.len() >= whole).then(|| buf.split_to(whole))
 }
 
 /// The last offset of a v2 record batch (`baseOffset + lastOffsetDelta`,

@@ -8,6 +8,7 @@
 //!   deleted after), log ends;
 //! - [`produce`] and [`consume`]: the measuring threads;
 //! - [`stamp`]: what each record carries so its consumer can time it;
+//! - [`replies`]: every response decoded, for the fuzz target;
 //! - [`ledger`]: what producers and consumers share, and every record's
 //!   fate at the end;
 //! - [`config`]: the parameters and their checks; `threads`: the
@@ -24,6 +25,7 @@ pub mod config;
 pub mod consume;
 pub mod ledger;
 pub mod produce;
+pub mod replies;
 pub mod stamp;
 mod threads;
 mod warnings;
@@ -53,20 +55,21 @@ use crate::record::{Recorder, StopFlag};
 pub fn run(config: &BrokerConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
     let io_timeout = Duration::from_nanos(config.timeout_ns.max(5_000_000_000));
-    let mut boot = admin::bootstrap(&config.bootstrap, io_timeout)?;
+    let mut boot = admin::bootstrap(&config.bootstrap, io_timeout, stop)?;
     let wanted = TopicWanted {
         name: config.topic.clone(),
         partitions: config.partitions,
         replication_factor: config.replication_factor,
         configs: config.topic_configs.clone(),
     };
-    let topic = admin::topic(&mut boot, &wanted)?;
+    let topic =
+        admin::topic(&mut boot, &wanted).map_err(|e| wire::unusable(e, &config.bootstrap))?;
     let created = topic.created;
     // From here the topic may be cauda's: a run that failed before its
     // file was completed deletes it here (completing deletes it otherwise).
     let result = measure(config, destination, stop, &mut boot, topic, io_timeout);
     if result.is_err() && created && !config.keep_topic {
-        let _ = admin::delete_after_run(&boot, &config.topic);
+        let _ = admin::delete_after_run(&boot, &config.topic, stop);
     }
     result
 }
@@ -80,7 +83,8 @@ fn measure(
     mut topic: TopicInfo,
     io_timeout: Duration,
 ) -> Result<Finished> {
-    let partitions = leaders(boot, &topic, config)?;
+    let partitions =
+        leaders(boot, &topic, config).map_err(|e| wire::unusable(e, &config.bootstrap))?;
     check_message_limit(config, &topic)?;
     let (plan, produce_ids, consume_ids) = plan(config, &topic)?;
     let ledger = Ledger::new(random_u64(), config.producers);
@@ -92,7 +96,8 @@ fn measure(
         (produce_ids, consume_ids),
         ledger,
         stop,
-    );
+    )
+    .with_largest_batch(largest_batch(config, &topic));
     let prepare = |thread: usize| threads.prepare(thread);
     let body = |thread: usize, start: u64, recorder: &mut Recorder, stop: &StopFlag| {
         threads.body(thread, start, recorder, stop)
@@ -126,6 +131,20 @@ fn leaders(
         .take(config.partitions)
         .map(|p| Ok((p.partition, address(p.leader)?)))
         .collect()
+}
+
+/// The largest record batch a fetch may bring: the topic's
+/// `max.message.bytes` (Kafka's default, 1 MiB, when unknown), or cauda's
+/// own batches if larger.
+fn largest_batch(config: &BrokerConfig, topic: &TopicInfo) -> usize {
+    let topic_limit = topic
+        .config
+        .get("max.message.bytes")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1 << 20);
+    topic_limit
+        .max(config.size + BATCH_OVERHEAD)
+        .max(config.batch_bytes + BATCH_OVERHEAD)
 }
 
 /// Refuses `--size` and `--batch-bytes` that the topic's
@@ -197,7 +216,7 @@ fn complete(
 ) {
     let records = ledger.account();
     if topic.created && !config.keep_topic {
-        match admin::delete_after_run(boot, &config.topic) {
+        match admin::delete_after_run(boot, &config.topic, stop) {
             Ok(()) => topic.deleted = true,
             Err(e) => run.warnings.push(Warning {
                 message: format!("the topic {} was not deleted: {e:#}", config.topic),

@@ -12,7 +12,8 @@ use super::config::BrokerConfig;
 use super::consume::{ConsumeSeries, Consumer, FetchSettings};
 use super::ledger::Ledger;
 use super::produce::{Pace, ProduceSeries, ProduceSettings, Producer};
-use crate::record::{MonotonicClock, Recorder, StopFlag};
+use super::wire::unusable;
+use crate::record::{MonotonicClock, Recorder, Sink, StopFlag};
 
 /// What every thread of a run shares, and each one's connection between
 /// preparing and running.
@@ -56,6 +57,7 @@ impl<'a> Threads<'a> {
             versions,
             io_timeout,
             drain_ns: (2 * config.fetch_max_wait_ns).max(2_000_000_000),
+            max_frame: super::consume::fetch_frame(0),
         };
         let pace = match config.rate_per_s {
             Some(rate) => Pace::Rate(rate / config.producers as f64, config.arrivals),
@@ -76,6 +78,12 @@ impl<'a> Threads<'a> {
         }
     }
 
+    /// Fetch responses may hold batches of up to `bytes`.
+    pub(super) fn with_largest_batch(mut self, bytes: usize) -> Threads<'a> {
+        self.fetch_settings.max_frame = super::consume::fetch_frame(bytes);
+        self
+    }
+
     /// Connects thread `thread`'s producer (and warms it up) or consumer.
     pub(super) fn prepare(&self, thread: usize) -> Result<()> {
         if thread < self.config.producers {
@@ -86,8 +94,8 @@ impl<'a> Threads<'a> {
     }
 
     fn prepare_producer(&self, p: usize) -> Result<()> {
-        let producer =
-            Producer::connect(p, &self.produce_settings, &self.partitions).and_then(|mut p| {
+        let producer = Producer::connect(p, &self.produce_settings, &self.partitions, self.stop)
+            .and_then(|mut p| {
                 p.warm_up(
                     &MonotonicClock,
                     self.config.warmup_ns,
@@ -97,7 +105,8 @@ impl<'a> Threads<'a> {
                 Ok(p)
             });
         self.ledger.warmed_up();
-        *self.producers[p].lock().map_err(|_| anyhow!("poisoned"))? = Some(producer?);
+        let producer = producer.map_err(|e| unusable(e, &self.config.bootstrap))?;
+        *self.producers[p].lock().map_err(|_| anyhow!("poisoned"))? = Some(producer);
         Ok(())
     }
 
@@ -117,8 +126,13 @@ impl<'a> Threads<'a> {
                 ));
             }
         }
-        let consumer =
-            Consumer::connect(&self.fetch_settings, &self.share(c), self.config.producers)?;
+        let consumer = Consumer::connect(
+            &self.fetch_settings,
+            &self.share(c),
+            self.config.producers,
+            self.stop,
+        )
+        .map_err(|e| unusable(e, &self.config.bootstrap))?;
         *self.consumers[c].lock().map_err(|_| anyhow!("poisoned"))? = Some(consumer);
         Ok(())
     }
@@ -134,12 +148,26 @@ impl<'a> Threads<'a> {
     }
 
     /// Runs thread `thread`'s producer or consumer from `start`; returns
-    /// when it stopped.
+    /// when it stopped, or the schedule's end when it went on past it
+    /// (see [`WithinRuntime`]).
     pub(super) fn body(
         &self,
         thread: usize,
         start: u64,
         recorder: &mut Recorder,
+        stop: &StopFlag,
+    ) -> Result<u64> {
+        let last_ns = start + self.config.runtime_ns.saturating_sub(1);
+        let recorder = &mut WithinRuntime { recorder, last_ns };
+        self.run_thread(thread, start, recorder, stop)
+            .map(|end| end.min(last_ns + 1))
+    }
+
+    fn run_thread(
+        &self,
+        thread: usize,
+        start: u64,
+        recorder: &mut WithinRuntime<'_>,
         stop: &StopFlag,
     ) -> Result<u64> {
         let clock = MonotonicClock;
@@ -177,5 +205,27 @@ impl<'a> Threads<'a> {
                 .run(&clock, recorder, stop, self.consume_ids, &self.ledger)
                 .map_err(|e| anyhow!("consumer {c}: {e:#}"))
         }
+    }
+}
+
+/// What the measuring threads record into: the run's intervals span the
+/// schedule (`--runtime`). What completes after it — the producers'
+/// last acknowledgements, the records the consumers drain — is counted in
+/// the last interval, its latency whole, so the drain makes no intervals
+/// of its own, whose fall in rate would read as a stall.
+struct WithinRuntime<'a> {
+    recorder: &'a mut Recorder,
+    /// The last nanosecond of the schedule.
+    last_ns: u64,
+}
+
+impl Sink for WithinRuntime<'_> {
+    fn record(&mut self, now_ns: u64, series: usize, value: u64) {
+        self.recorder
+            .record(now_ns.min(self.last_ns), series, value);
+    }
+
+    fn fault(&mut self, now_ns: u64) {
+        self.recorder.fault(now_ns.min(self.last_ns));
     }
 }

@@ -91,9 +91,7 @@ pub(super) fn annotate(
                 r.sent,
                 why.join(", ")
             ),
-            advice: "see the broker's log; DELIVERY_TIMEOUT means no acknowledgement within \
-                     --timeout (each is in publish at the latency it had then)"
-                .into(),
+            advice: failure_advice(r.errors.keys().map(String::as_str)),
         });
     }
     let delivered = if config.acks == Acks::None {
@@ -135,5 +133,55 @@ pub(super) fn annotate(
             ),
             advice: "measure on a topic of its own (omit --topic for a fresh one)".into(),
         });
+    }
+}
+
+/// What the failures that happened mean, one clause for each kind (and
+/// the broker's log for its own error codes).
+fn failure_advice<'a>(kinds: impl Iterator<Item = &'a str>) -> String {
+    let mut clauses: Vec<&str> = Vec::new();
+    let mut broker = false;
+    for kind in kinds {
+        let clause = match kind {
+            "DELIVERY_TIMEOUT" => {
+                "DELIVERY_TIMEOUT: no acknowledgement within --timeout (each is in publish at \
+                 the latency it had then)"
+            }
+            "NOT_SENT" => {
+                "NOT_SENT: queued and never written, because the run ended first (a stop, or \
+                 --timeout past --runtime with the broker not answering)"
+            }
+            "SEND_FAILED" => "SEND_FAILED: the connection failed while the request was written",
+            "BAD_RESPONSE" => {
+                "BAD_RESPONSE: the broker's answer was malformed, so what became of the records \
+                 is unknown"
+            }
+            _ => {
+                broker = true;
+                continue;
+            }
+        };
+        clauses.push(clause);
+    }
+    if broker {
+        clauses.push("the broker's error codes: see the broker's log");
+    }
+    clauses.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failure_advice;
+
+    #[test]
+    fn the_advice_names_the_failures_that_happened() {
+        let not_sent = failure_advice(["NOT_SENT"].into_iter());
+        assert!(not_sent.starts_with("NOT_SENT"), "{not_sent}");
+        assert!(!not_sent.contains("DELIVERY_TIMEOUT"), "{not_sent}");
+        let both = failure_advice(["DELIVERY_TIMEOUT", "NOT_ENOUGH_REPLICAS (19)"].into_iter());
+        assert!(
+            both.contains("DELIVERY_TIMEOUT") && both.contains("broker's log"),
+            "{both}"
+        );
     }
 }

@@ -10,9 +10,13 @@
 //! build; `rskafka` hard-codes `acks=-1` and needs tokio; kafka-rust speaks
 //! request versions Kafka 4 refuses.
 //!
-//! Sockets are blocking with timeouts: a thread that keeps a schedule waits
-//! for readable sockets with [`crate::sys::poll_readable_until`] and reads
-//! what is there without blocking.
+//! A thread waits for readable sockets with
+//! [`crate::sys::poll_readable_until`] and reads what is there without
+//! blocking; every wait has a deadline and yields to the stop flag.
+//! Decoding is bounded by the bytes received: the codec is
+//! `vendor/kafka-protocol`, which refuses a count or length larger than
+//! what is left of the frame before allocating for it, and a frame is
+//! refused as soon as its length says more than a response can hold.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
@@ -25,10 +29,22 @@ use kafka_protocol::error::ResponseError;
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-/// The largest response frame accepted (a fetch asks for at most 64 MiB).
-const MAX_FRAME: usize = 80 << 20;
+use crate::error::interrupted;
+use crate::record::StopFlag;
+use crate::sys::monotonic_ns;
+use crate::units::format_duration_compact;
+
+/// The largest response frame taken, but for fetches (`set_max_frame`):
+/// the API versions, the metadata of a cluster and one topic, a topic's
+/// configs, the acknowledgement of one produce request are kilobytes.
+/// (Decoded, a frame takes up to about ten times its size: the bound on
+/// a frame is the bound on memory.)
+pub const FRAME: usize = 4 << 20;
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one wait on the socket lasts before the stop flag and the
+/// deadline are looked at again.
+const SLICE: Duration = Duration::from_millis(50);
 
 /// The name of a Kafka error code, e.g. `NOT_ENOUGH_REPLICAS (19)`.
 pub fn error_name(code: i16) -> String {
@@ -69,6 +85,12 @@ calls! {
 }
 
 /// A connection to one broker.
+///
+/// Every wait on it has an end: a request (written, then its response
+/// read whole) gets the connection's timeout overall, not per read, so a
+/// broker that trickles a byte at a time is given up like a silent one;
+/// and each wait lasts at most 50 ms before the stop flag is looked
+/// at, so Ctrl-C or SIGTERM ends it at once.
 #[derive(Debug)]
 pub struct Conn {
     stream: TcpStream,
@@ -77,28 +99,45 @@ pub struct Conn {
     next_id: i32,
     /// Bytes read and not yet a whole frame.
     rx: BytesMut,
+    /// How long one request may take, overall.
+    timeout: Duration,
+    /// The largest response frame taken ([`FRAME`] unless set).
+    max_frame: usize,
+    /// Where `timeout` comes from, for messages.
+    limit: &'static str,
+    stop: StopFlag,
 }
 
 impl Conn {
-    /// Connects to `address` (`host:port`); `timeout` bounds each blocking
-    /// read and write afterwards.
-    pub fn connect(address: &str, timeout: Duration) -> Result<Conn> {
+    /// Connects to `address` (`host:port`); `timeout` bounds each request
+    /// afterwards, and `stop` ends any wait.
+    pub fn connect(address: &str, timeout: Duration, stop: &StopFlag) -> Result<Conn> {
         let addrs: Vec<SocketAddr> = address
             .to_socket_addrs()
             .with_context(|| format!("{address}: not an address this host can resolve"))?
             .collect();
         let mut last = None;
         for addr in &addrs {
-            match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT) {
+            if stop.is_raised() {
+                return Err(interrupted(format!(
+                    "interrupted while connecting to the broker at {address}"
+                )));
+            }
+            match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT.min(timeout)) {
                 Ok(stream) => {
                     stream.set_nodelay(true)?;
-                    stream.set_read_timeout(Some(timeout))?;
-                    stream.set_write_timeout(Some(timeout))?;
+                    // Writes block for a slice at most, then look at the
+                    // stop flag and the deadline (`write_until`).
+                    stream.set_write_timeout(Some(SLICE))?;
                     return Ok(Conn {
                         stream,
                         peer: address.to_string(),
                         next_id: 1,
                         rx: BytesMut::with_capacity(64 << 10),
+                        timeout,
+                        max_frame: FRAME,
+                        limit: "--timeout, at least 5s",
+                        stop: stop.clone(),
                     });
                 }
                 Err(e) => last = Some(e),
@@ -110,11 +149,16 @@ impl Conn {
         ))
     }
 
-    /// Changes the timeout of blocking reads and writes.
-    pub fn set_timeout(&mut self, timeout: Duration) -> Result<()> {
-        self.stream.set_read_timeout(Some(timeout))?;
-        self.stream.set_write_timeout(Some(timeout))?;
-        Ok(())
+    /// Changes how long one request may take, and where that limit comes
+    /// from (for messages).
+    pub fn set_timeout(&mut self, timeout: Duration, limit: &'static str) {
+        self.timeout = timeout;
+        self.limit = limit;
+    }
+
+    /// Takes response frames up to `bytes` (a consumer's fetches).
+    pub fn set_max_frame(&mut self, bytes: usize) {
+        self.max_frame = bytes;
     }
 
     /// The socket, to wait on.
@@ -122,8 +166,19 @@ impl Conn {
         self.stream.as_fd()
     }
 
-    /// Encodes and writes `request` at `version`; returns its correlation id.
+    /// When a request begun now must be done.
+    fn deadline(&self) -> u64 {
+        monotonic_ns().saturating_add(self.timeout.as_nanos() as u64)
+    }
+
+    /// Encodes and writes `request` at `version` within the connection's
+    /// timeout; returns its correlation id.
     pub fn send<R: Call>(&mut self, request: &R, version: i16) -> Result<i32> {
+        let deadline = self.deadline();
+        self.send_until(request, version, deadline)
+    }
+
+    fn send_until<R: Call>(&mut self, request: &R, version: i16, deadline: u64) -> Result<i32> {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
         let mut header = RequestHeader::default();
@@ -141,18 +196,48 @@ impl Conn {
             .map_err(|e| anyhow!("encoding a {:?} v{version} request: {e}", R::API))?;
         let len = (buf.len() - 4) as i32;
         buf[..4].copy_from_slice(&len.to_be_bytes());
-        self.stream.write_all(&buf).map_err(|e| {
-            if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
-                anyhow!(
-                    "the broker at {} did not take a request within the timeout (stopped or \
-                     overloaded?)",
-                    self.peer
-                )
-            } else {
-                anyhow!("sending to the broker at {}: {e}", self.peer)
-            }
-        })?;
+        self.write_until(&buf, deadline, R::API)?;
         Ok(id)
+    }
+
+    /// Writes `buf` whole by `deadline`, a slice at a time.
+    fn write_until(&mut self, buf: &[u8], deadline: u64, api: ApiKey) -> Result<()> {
+        let mut written = 0;
+        while written < buf.len() {
+            self.check_wait(deadline, || format!("take its {api:?} request"))?;
+            match self.stream.write(&buf[written..]) {
+                Ok(0) => bail!("the broker at {} closed the connection", self.peer),
+                Ok(n) => written += n,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => bail!("sending to the broker at {}: {e}", self.peer),
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails when the run was stopped or `deadline` passed; `what` the
+    /// broker did not do in time.
+    fn check_wait(&self, deadline: u64, what: impl FnOnce() -> String) -> Result<()> {
+        if self.stop.is_raised() {
+            return Err(interrupted(format!(
+                "interrupted while waiting for the broker at {}",
+                self.peer
+            )));
+        }
+        if monotonic_ns() >= deadline {
+            bail!(
+                "the broker at {} did not {} within {} ({})",
+                self.peer,
+                what(),
+                format_duration_compact(self.timeout.as_nanos() as u64),
+                self.limit
+            );
+        }
+        Ok(())
     }
 
     /// Reads what the socket has without blocking (call when it is
@@ -160,14 +245,21 @@ impl Conn {
     /// when it then fails: a broker that closes the connection may first
     /// have sent its last replies, and those count.
     pub fn read_ready(&mut self, frames: &mut Vec<Bytes>) -> Result<()> {
-        self.stream.set_nonblocking(true)?;
         let result = self.fill();
-        self.stream.set_nonblocking(false)?;
-        self.split(frames)?;
+        while let Some(frame) = self.next_frame()? {
+            frames.push(frame);
+        }
         result
     }
 
     fn fill(&mut self) -> Result<()> {
+        self.stream.set_nonblocking(true)?;
+        let result = self.fill_nonblocking();
+        self.stream.set_nonblocking(false)?;
+        result
+    }
+
+    fn fill_nonblocking(&mut self) -> Result<()> {
         loop {
             if self.rx.capacity() - self.rx.len() < 16 << 10 {
                 self.rx.reserve(64 << 10);
@@ -191,64 +283,93 @@ impl Conn {
                     bail!("reading from the broker at {}: {e}", self.peer)
                 }
             }
+            // Not more than a frame's worth ahead of what is taken.
+            if self.rx.len() > self.max_frame + 4 {
+                return Ok(());
+            }
         }
     }
 
-    fn split(&mut self, frames: &mut Vec<Bytes>) -> Result<()> {
-        while self.rx.len() >= 4 {
-            let len = i32::from_be_bytes([self.rx[0], self.rx[1], self.rx[2], self.rx[3]]);
-            if len < 4 || len as usize > MAX_FRAME {
-                bail!(
-                    "the broker at {} sent a frame of {len} bytes: not the Kafka protocol?",
-                    self.peer
-                );
-            }
-            if self.rx.len() < 4 + len as usize {
-                break;
-            }
-            self.rx.advance(4);
-            frames.push(self.rx.split_to(len as usize).freeze());
+    /// The next whole frame read, if there is one; refuses a frame whose
+    /// length is not one a response can have, as soon as its length is in.
+    fn next_frame(&mut self) -> Result<Option<Bytes>> {
+        if self.rx.len() < 4 {
+            return Ok(None);
         }
-        Ok(())
+        let len = i32::from_be_bytes([self.rx[0], self.rx[1], self.rx[2], self.rx[3]]);
+        if len < 4 || len as usize > self.max_frame {
+            bail!(
+                "the broker at {} sent a frame of {len} bytes, where a response has 4 to {}: \
+                 not the Kafka protocol?",
+                self.peer,
+                self.max_frame
+            );
+        }
+        if self.rx.len() < 4 + len as usize {
+            return Ok(None);
+        }
+        self.rx.advance(4);
+        Ok(Some(self.rx.split_to(len as usize).freeze()))
     }
 
-    /// Blocks (up to the connection's timeout) for the next whole frame.
-    pub fn read_frame(&mut self) -> Result<Bytes> {
-        let mut frames = Vec::with_capacity(1);
+    /// Waits for the next whole frame until `deadline` (or a stop).
+    fn read_frame_until(&mut self, deadline: u64, api: ApiKey) -> Result<Bytes> {
+        let mut ready = Vec::with_capacity(1);
         loop {
-            self.split(&mut frames)?;
-            if let Some(frame) = frames.pop() {
+            if let Some(frame) = self.next_frame()? {
                 return Ok(frame);
             }
-            let start = self.rx.len();
-            self.rx.resize(start + (64 << 10), 0);
-            match self.stream.read(&mut self.rx[start..]) {
-                Ok(0) => {
-                    self.rx.truncate(start);
-                    bail!("the broker at {} closed the connection", self.peer)
-                }
-                Ok(n) => self.rx.truncate(start + n),
-                Err(e) => {
-                    self.rx.truncate(start);
-                    if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
-                        bail!(
-                            "the broker at {} did not answer within the timeout",
-                            self.peer
-                        );
-                    }
-                    if e.kind() != ErrorKind::Interrupted {
-                        bail!("reading from the broker at {}: {e}", self.peer)
-                    }
-                }
+            self.check_wait(deadline, || format!("answer its {api:?} request whole"))?;
+            let slice = deadline.min(monotonic_ns() + SLICE.as_nanos() as u64);
+            let n = crate::sys::poll_readable_until(&[self.fd()], slice, &mut ready)
+                .map_err(|e| anyhow!("waiting for the broker at {}: {e}", self.peer))?;
+            if n > 0
+                && let Err(e) = self.fill()
+            {
+                // A reply completed before the connection closed counts.
+                return self.next_frame()?.ok_or(e);
             }
         }
     }
 
-    /// Sends `request` and waits for its response.
+    /// Waits (within the connection's timeout) for the next whole frame:
+    /// the response to a request of `api`.
+    pub fn read_frame(&mut self, api: ApiKey) -> Result<Bytes> {
+        let deadline = self.deadline();
+        self.read_frame_until(deadline, api)
+    }
+
+    /// Sends `request` and waits for its response, both within the
+    /// connection's timeout.
     pub fn call<R: Call>(&mut self, request: &R, version: i16) -> Result<R::Response> {
-        let id = self.send(request, version)?;
-        let frame = self.read_frame()?;
+        let deadline = self.deadline();
+        let id = self.send_until(request, version, deadline)?;
+        let frame = self.read_frame_until(deadline, R::API)?;
         decode::<R>(frame, version, id, &self.peer)
+    }
+}
+
+/// Whether `e` is a wait ended by the stop flag: the run stops, it did
+/// not fail.
+pub fn stopped(e: &anyhow::Error) -> bool {
+    crate::error::exit_code_for(e) == crate::error::EXIT_INTERRUPTED
+}
+
+/// A broker's failure before anything was measured: an unusable peer, so
+/// bad input (exit 2, as in the handshake), naming `--bootstrap`. A stop
+/// stays a stop, and an error already on the user's side stays as it is.
+pub fn unusable(e: anyhow::Error, bootstrap: &str) -> anyhow::Error {
+    let decided = e.chain().any(|c| {
+        c.downcast_ref::<crate::error::Interrupted>().is_some()
+            || c.downcast_ref::<crate::error::InputError>().is_some()
+    });
+    if decided {
+        e
+    } else {
+        crate::error::input_error(format!(
+            "--bootstrap {bootstrap}: {e:#} (before measuring): check the broker, or give \
+             another --bootstrap"
+        ))
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ProduceRequest, TopicName};
+use kafka_protocol::messages::{ApiKey, ProduceRequest, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
@@ -44,6 +44,7 @@ impl Producer {
         index: usize,
         settings: &ProduceSettings,
         partitions: &[(i32, String)],
+        stop: &StopFlag,
     ) -> Result<Producer> {
         let mut leaders: Vec<(String, Leader)> = Vec::new();
         let mut slots = Vec::new();
@@ -51,7 +52,7 @@ impl Producer {
             let at = match leaders.iter().position(|(a, _)| a == address) {
                 Some(i) => i,
                 None => {
-                    let conn = Conn::connect(address, settings.io_timeout)?;
+                    let conn = Conn::connect(address, settings.io_timeout, stop)?;
                     leaders.push((
                         address.clone(),
                         Leader {
@@ -129,7 +130,7 @@ impl Producer {
             let leader = &mut self.leaders[self.slots[slot].1];
             let corr = leader.conn.send(&request, self.settings.versions.produce)?;
             {
-                let frame = leader.conn.read_frame()?;
+                let frame = leader.conn.read_frame(ApiKey::Produce)?;
                 let response = wire::decode::<ProduceRequest>(
                     frame,
                     self.settings.versions.produce,
@@ -182,7 +183,9 @@ impl Producer {
                 self.open_loop(clock, sink, stop, schedule, end_ns, series, ledger)
             }
             Pace::Closed => self.closed_loop(clock, sink, stop, end_ns, series, ledger),
-        };
+        }
+        // A wait ended by a stop is the run stopping, not failing.
+        .or_else(|e| if wire::stopped(&e) { Ok(()) } else { Err(e) });
         let now = clock.now();
         self.settle();
         ledger.producer_done(std::mem::take(&mut self.produced), now);
@@ -201,8 +204,12 @@ impl Producer {
         ledger: &Ledger,
     ) -> Result<()> {
         let mut next = schedule.next_intended();
+        let last_wait = self.last_wait(end_ns);
         loop {
-            if stop.is_raised() {
+            // Past the schedule's end, what is still queued or unanswered
+            // after --timeout is given up (`settle`): a stalled broker ends
+            // the run at --runtime + --timeout.
+            if stop.is_raised() || clock.now() >= last_wait {
                 return Ok(());
             }
             let now = clock.now();
@@ -237,13 +244,14 @@ impl Producer {
         ledger: &Ledger,
     ) -> Result<()> {
         let tick = Duration::from_millis(100);
+        let last_wait = self.last_wait(end_ns);
         while !stop.is_raised() && clock.now() < end_ns {
             let now = clock.now();
             let seq = self.seq;
             self.enqueue(now, now);
             self.flush(clock, sink, series, ledger, true)?;
             // The acknowledgement, then the consumer's sight of the record.
-            while !self.idle() && !stop.is_raised() {
+            while !self.idle() && !stop.is_raised() && clock.now() < last_wait {
                 let deadline = clock.now() + 100_000_000;
                 self.wait(clock, sink, deadline, series, ledger)?;
                 self.expire(clock.now(), sink, series);
@@ -259,12 +267,17 @@ impl Producer {
                 if stop.is_raised() {
                     return Ok(());
                 }
-                if clock.now() > given_up {
+                if clock.now() > given_up.min(last_wait) {
                     break;
                 }
             }
         }
         Ok(())
+    }
+
+    /// When waiting ends at the latest: --timeout after the schedule's end.
+    fn last_wait(&self, end_ns: u64) -> u64 {
+        end_ns.saturating_add(self.settings.client.delivery_timeout_ns)
     }
 
     fn enqueue(&mut self, intended: u64, now: u64) {
@@ -371,8 +384,14 @@ impl Producer {
             let corr = match corr {
                 Ok(corr) => corr,
                 Err(e) => {
-                    // Not written (or not wholly): failed, said so.
-                    self.give_up(&batches, "SEND_FAILED", sent_ns, sink);
+                    // Not written (or not wholly): failed, said so; or not
+                    // sent, when the run stopped meanwhile.
+                    let why = if wire::stopped(&e) {
+                        "NOT_SENT"
+                    } else {
+                        "SEND_FAILED"
+                    };
+                    self.give_up(&batches, why, sent_ns, sink);
                     return Err(e);
                 }
             };
