@@ -173,7 +173,7 @@ fn check_tag(tag: &str) -> anyhow::Result<()> {
 }
 
 /// Writes an interval log of every series; a tag the log cannot carry
-/// ([`check_tag`]) or a histogram that does not decode is refused.
+/// (`check_tag`) or a histogram that does not decode is refused.
 pub fn to_hlog(inputs: &[Loaded]) -> anyhow::Result<Vec<u8>> {
     let series = gather(inputs);
     series.iter().try_for_each(|s| check_tag(&s.tag))?;
