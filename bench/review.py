@@ -1624,6 +1624,10 @@ def class11():
     net = Direct(["net", "--connect", f"127.0.0.1:{lport}", "--runtime", "10s", "-q", "-o", out])
     time.sleep(1.0)
     timed("net: connect to a listener that never accepts", net, signal.SIGINT, out, 130, want_saved=False)
+    out = os.path.join(d, "broker-connect.json")
+    broker = Direct(["broker", "--bootstrap", f"127.0.0.1:{lport}", "--runtime", "10s", "-q", "-o", out])
+    time.sleep(1.0)
+    timed("broker: connect to a listener that never accepts", broker, signal.SIGINT, out, 130, want_saved=False)
     for c in fillers:
         c.close()
     lst.close()

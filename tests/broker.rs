@@ -806,3 +806,54 @@ fn a_signal_ends_every_wait_on_a_broker_at_once() {
         }
     }
 }
+
+/// A broker whose accept queue is full drops the SYNs, so the connect
+/// hangs for its whole timeout: a signal ends it at once (it held Ctrl-C
+/// for the 5 s connect timeout).
+#[test]
+fn a_signal_ends_a_connect_that_hangs() {
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsFd;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    cauda::sys::set_listen_backlog(listener.as_fd(), 0).unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Fill the accept queue until a connect no longer completes.
+    let mut fillers = Vec::new();
+    while let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(300)) {
+        fillers.push(s);
+        assert!(fillers.len() < 64, "the accept queue never filled");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let child = cauda_process()
+        .args([
+            "broker",
+            "--bootstrap",
+            &addr.to_string(),
+            "-q",
+            "--runtime",
+            "3s",
+        ])
+        .arg("-o")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1_000));
+    let sent = std::time::Instant::now();
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert!(stderr.contains("interrupted while connecting"), "{stderr}");
+    assert!(!out.exists());
+    drop((fillers, listener));
+}

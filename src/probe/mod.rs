@@ -3,6 +3,7 @@
 //! live view and the one write of the run file).
 
 pub mod broker;
+pub mod connect;
 pub mod disk;
 pub mod hiccup;
 pub mod kernel;

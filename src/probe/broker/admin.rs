@@ -92,6 +92,9 @@ pub fn bootstrap(address: &str, timeout: Duration, stop: &StopFlag) -> Result<Bo
 
 fn handshake(address: &str, timeout: Duration, stop: &StopFlag) -> Result<Bootstrap> {
     let mut conn = Conn::connect(address, timeout.min(HANDSHAKE), stop).map_err(|e| {
+        if super::wire::stopped(&e) {
+            return e;
+        }
         input_error(format!(
             "{e}; is a Kafka-protocol broker listening there? (`scripts/kafka.sh start` runs one \
              on 127.0.0.1:9092)"

@@ -123,7 +123,7 @@ impl Conn {
                     "interrupted while connecting to the broker at {address}"
                 )));
             }
-            match TcpStream::connect_timeout(addr, CONNECT_TIMEOUT.min(timeout)) {
+            match crate::probe::connect::connect_tcp(*addr, CONNECT_TIMEOUT.min(timeout), stop) {
                 Ok(stream) => {
                     stream.set_nodelay(true)?;
                     // Writes block for a slice at most, then look at the
@@ -139,6 +139,11 @@ impl Conn {
                         limit: "--timeout, at least 5s",
                         stop: stop.clone(),
                     });
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted && stop.is_raised() => {
+                    return Err(interrupted(format!(
+                        "interrupted while connecting to the broker at {address}"
+                    )));
                 }
                 Err(e) => last = Some(e),
             }

@@ -72,7 +72,7 @@ impl Link {
                 // Setting up is not measured: a short --timeout must not
                 // fail a handshake that a busy listener answers late.
                 let setup = timeout.max(CONNECT_TIMEOUT);
-                let s = connect_tcp(peer, setup, stop).map_err(fail)?;
+                let s = crate::probe::connect::connect_tcp(peer, setup, stop).map_err(fail)?;
                 s.set_nodelay(true).map_err(fail)?;
                 s.set_read_timeout(Some(TICK.min(timeout))).map_err(fail)?;
                 s.set_write_timeout(Some(timeout)).map_err(fail)?;
@@ -275,33 +275,4 @@ fn write_all_spinning(s: &mut TcpStream, mut frame: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
-}
-/// Connects within `setup`, giving up as soon as `stop` rises: a
-/// listener whose accept queue is full drops the SYNs, and the connect
-/// would otherwise hold Ctrl-C for all of `setup`. The attempt runs on a
-/// thread of its own, left to end by itself when stopped (it is setup,
-/// never measured).
-fn connect_tcp(peer: SocketAddr, setup: Duration, stop: &StopFlag) -> io::Result<TcpStream> {
-    use std::sync::mpsc::{RecvTimeoutError, channel};
-    let (tx, rx) = channel();
-    std::thread::Builder::new()
-        .name("cauda-connect".into())
-        .spawn(move || {
-            let _ = tx.send(TcpStream::connect_timeout(&peer, setup));
-        })?;
-    loop {
-        match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(connected) => return connected,
-            Err(RecvTimeoutError::Timeout) if stop.is_raised() => {
-                return Err(io::Error::new(
-                    ErrorKind::Interrupted,
-                    "stopped while connecting",
-                ));
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(io::Error::other("the connecting thread ended"));
-            }
-        }
-    }
 }
