@@ -17,16 +17,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use signal_hook::consts::{SIGINT, SIGTERM};
 
-/// A shared flag that says "stop now".
+/// A shared flag that says "stop now". The flag is one pointer away, so a
+/// probe's loop pays one load per operation; the wake-up pair beside it is
+/// for waits only.
 #[derive(Clone, Debug)]
-pub struct StopFlag(Arc<Inner>);
-
-#[derive(Debug)]
-struct Inner {
+pub struct StopFlag {
     raised: Arc<AtomicBool>,
     /// Readable once the flag is up (read end, write end); `None` when the
     /// process is out of descriptors (waits then look every 10 ms).
-    wake: Option<(UnixStream, UnixStream)>,
+    wake: Arc<Option<(UnixStream, UnixStream)>>,
 }
 
 impl Default for StopFlag {
@@ -34,10 +33,10 @@ impl Default for StopFlag {
         let wake = UnixStream::pair()
             .ok()
             .filter(|(_, tx)| tx.set_nonblocking(true).is_ok());
-        StopFlag(Arc::new(Inner {
+        StopFlag {
             raised: Arc::new(AtomicBool::new(false)),
-            wake,
-        }))
+            wake: Arc::new(wake),
+        }
     }
 }
 
@@ -52,7 +51,7 @@ impl StopFlag {
     /// killing the child command cauda waits for, if any.
     pub fn on_signals() -> anyhow::Result<Self> {
         let flag = StopFlag::new();
-        let raised = &flag.0.raised;
+        let raised = &flag.raised;
         for signal in [SIGINT, SIGTERM] {
             // In this order: the handler runs its actions as registered.
             crate::sys::register_insist_kill(signal, raised.clone())
@@ -61,7 +60,7 @@ impl StopFlag {
                 .context("cannot install the signal handler")?;
             signal_hook::flag::register(signal, raised.clone())
                 .context("cannot install the signal handler")?;
-            if let Some((_, tx)) = &flag.0.wake {
+            if let Some((_, tx)) = &*flag.wake {
                 let tx = tx
                     .try_clone()
                     .context("cannot install the signal handler")?;
@@ -74,8 +73,8 @@ impl StopFlag {
 
     /// Raises the flag, waking every wait on it.
     pub fn raise(&self) {
-        self.0.raised.store(true, Ordering::SeqCst);
-        if let Some((_, tx)) = &self.0.wake {
+        self.raised.store(true, Ordering::SeqCst);
+        if let Some((_, tx)) = &*self.wake {
             // Full (raised many times already) is as good as written.
             let _ = (&*tx).write(&[1]);
         }
@@ -84,13 +83,13 @@ impl StopFlag {
     /// True once raised.
     #[inline]
     pub fn is_raised(&self) -> bool {
-        self.0.raised.load(Ordering::Relaxed)
+        self.raised.load(Ordering::Relaxed)
     }
 
     /// A descriptor that turns readable when the flag rises (and stays
     /// so), for a wait on several descriptors at once.
     pub fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
-        self.0.wake.as_ref().map(|(rx, _)| rx.as_fd())
+        self.wake.as_ref().as_ref().map(|(rx, _)| rx.as_fd())
     }
 
     /// Sleeps until `deadline_ns` (monotonic) or until the flag rises,

@@ -104,22 +104,9 @@ pub fn body_open(code: &[u8], pos: usize) -> Option<usize> {
     None
 }
 
-/// The `}` matching the `{` at `open`.
+/// The `}` matching the `{` at `open` (the last byte when there is none).
 pub fn matching_close(code: &[u8], open: usize) -> usize {
-    let mut depth = 0;
-    for (i, &b) in code.iter().enumerate().skip(open) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return i;
-                }
-            }
-            _ => {}
-        }
-    }
-    code.len().saturating_sub(1)
+    group_items(code, open).1.saturating_sub(1)
 }
 
 pub fn after_colons(code: &[u8], pos: usize) -> bool {
