@@ -43,6 +43,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Convert(args) => args.run(),
         Command::Merge(args) => args.run(),
         Command::Report(args) => args.run(),
+        Command::Sweep(args) => args.run(),
         Command::Host(args) => args.run(),
     }
 }

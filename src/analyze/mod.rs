@@ -10,6 +10,7 @@ pub mod fanout;
 pub mod hints;
 pub mod keyed;
 pub mod layers;
+pub mod objective;
 pub mod quantile;
 pub mod special;
 pub mod stalls;

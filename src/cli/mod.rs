@@ -21,6 +21,7 @@ pub mod report;
 pub mod run_output;
 pub mod serve;
 pub mod shard;
+pub mod sweep;
 pub mod timer;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,7 @@ pub use report::ReportArgs;
 pub use run_output::RunOutputArgs;
 pub use serve::ServeArgs;
 pub use shard::Shard;
+pub use sweep::SweepArgs;
 pub use timer::TimerArgs;
 
 /// cauda — a tail-latency lab for Linux.
@@ -134,6 +136,13 @@ pub enum Command {
     ///
     /// Example: cauda hiccup --runtime 10s --cpus 0,1
     Hiccup(HiccupArgs),
+    /// Find how much load a target takes within a latency objective: steps
+    /// the offered rate (or disk's queue depth), brackets the knee with
+    /// confidence intervals, and stops within ±5 % or at its budget;
+    /// writes cauda-sweep-DATE-TIME/ with sweep.json and a run per step.
+    ///
+    /// Example: cauda sweep --objective 'p99.9<=1ms' -- net --connect 10.0.0.2:7470
+    Sweep(SweepArgs),
     /// Measure inside the kernel while something else runs (biolatency
     /// and runqlat class): block-layer queue, device and total time per
     /// direction, and run-queue delay of the whole host, as per-interval

@@ -15,6 +15,7 @@ pub mod names;
 pub mod run;
 pub mod series;
 pub mod summary;
+pub mod sweep;
 mod zlib;
 
 pub use host::{ClockSync, HostCounters, HostInterval, HostSnapshot};

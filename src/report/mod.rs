@@ -2,4 +2,5 @@
 
 pub mod compare;
 pub mod html;
+pub mod sweep;
 pub mod table;

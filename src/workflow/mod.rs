@@ -10,6 +10,8 @@
 //!   through the journal, and with `--verify` measure, compare, keep or
 //!   roll back (the mechanisms are `crate::host::tuning`'s).
 
+pub mod child;
 pub mod lab;
 pub mod matrix;
+pub mod sweep;
 pub mod tune;

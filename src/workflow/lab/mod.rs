@@ -17,11 +17,12 @@ pub mod steps;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::process::Stdio;
+use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
 
+use super::child::{self, Ended};
 use crate::error::{Outcome, input_error};
 use crate::formats::import::{self, options::ReadOptions};
 use crate::model::{Loaded, Role};
@@ -41,13 +42,6 @@ pub struct LabConfig {
     pub skip: Vec<StepKind>,
     /// Kernel series to record beside each probe step (`--kernel`).
     pub kernel: Vec<crate::model::kernel::KernelSource>,
-}
-
-/// How one step ended.
-enum Ended {
-    Done,
-    Interrupted,
-    Failed(String),
 }
 
 /// Runs the suite.
@@ -87,7 +81,9 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
             match &end {
                 Ended::Done => eprintln!("{position} {}: done", step.title),
                 Ended::Interrupted => eprintln!("{position} {}: interrupted, saved", step.title),
-                Ended::Failed(why) => eprintln!("{position} {}: FAILED — {why}", step.title),
+                Ended::Failed { words: why, .. } => {
+                    eprintln!("{position} {}: FAILED — {why}", step.title)
+                }
             }
             ended.push((step, end));
         }
@@ -96,7 +92,7 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
     // Every finished run is read once, for the summary and the report.
     let (measured, inputs): (Vec<&Step>, Vec<Loaded>) = ended
         .iter()
-        .filter(|(s, e)| s.is_run && !matches!(e, Ended::Failed(_)) && s.output.exists())
+        .filter(|(s, e)| s.is_run && !matches!(e, Ended::Failed { .. }) && s.output.exists())
         .map(|(s, _)| {
             import::load(&s.output, &ReadOptions::new(crate::units::TimeUnit::Ns)).map(|l| (*s, l))
         })
@@ -129,7 +125,7 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
     );
     let failed: Vec<&str> = ended
         .iter()
-        .filter(|(_, e)| matches!(e, Ended::Failed(_)))
+        .filter(|(_, e)| matches!(e, Ended::Failed { .. }))
         .map(|(s, _)| s.name)
         .collect();
     if interrupted {
@@ -217,35 +213,7 @@ fn prepare_dir(dir: &Path, disk: bool) -> Result<(PathBuf, u64)> {
             if disk { ", or --skip disk" } else { "" }
         )));
     }
-    let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
-        .to_string()
-        .replace(['-', ':'], "")
-        .replace('T', "-")
-        .trim_end_matches('Z')
-        .to_string();
-    for n in 0..1000 {
-        let name = if n == 0 {
-            format!("cauda-lab-{stamp}")
-        } else {
-            format!("cauda-lab-{stamp}-{n}")
-        };
-        let path = dir.join(name);
-        match std::fs::create_dir(&path) {
-            Ok(()) => return Ok((path, free)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(input_error(format!(
-                    "--dir {}: cannot create {} ({e}); check its permissions",
-                    dir.display(),
-                    path.display()
-                )));
-            }
-        }
-    }
-    Err(input_error(format!(
-        "--dir {}: a thousand lab directories of this second exist already",
-        dir.display()
-    )))
+    Ok((child::new_dir(dir, "cauda-lab", "--dir")?, free))
 }
 
 /// Runs one step as a child process, forwarding Ctrl-C, drawing progress.
@@ -257,72 +225,23 @@ fn run_step(
     progress: &mut Progress,
     position: &str,
 ) -> Result<Ended> {
-    let log_path = lab_dir.join(format!("{}.log", step.name));
-    let log =
-        File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
+    let log = lab_dir.join(format!("{}.log", step.name));
     let hlog = step.hlog(lab_dir);
-    let mut command = Command::new(exe);
-    command.args(&step.args).stdin(Stdio::null()).stderr(log);
-    if step.is_run {
-        command.arg("--hlog").arg(&hlog).stdout(Stdio::null());
+    let mut args = step.args.clone();
+    let stdout = if step.is_run {
+        args.extend(["--hlog".into(), hlog.display().to_string()]);
+        Stdio::null()
     } else {
-        let out = File::create(&step.output)
-            .with_context(|| format!("cannot create {}", step.output.display()))?;
-        command.stdout(out);
-    }
-    // A process group of its own: the terminal's Ctrl-C reaches the lab
-    // alone, which forwards exactly one SIGINT at once (a second signal
-    // would make the step exit without saving).
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("cannot start {} for {}", exe.display(), step.title))?;
-    crate::sys::kill_on_insist(Some(crate::sys::child_target(child.id())));
-    let started = Instant::now();
-    let mut forwarded = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().context("waiting for a lab step")? {
-            break status;
-        }
-        if stop.is_raised() {
-            if !forwarded {
-                let _ = crate::sys::interrupt(child.id());
-                forwarded = true;
-            }
-            // The step saves and exits; look often, draw nothing.
-            std::thread::sleep(Duration::from_millis(10));
-            continue;
-        }
-        progress.update(
-            position,
-            step.title,
-            started.elapsed().as_secs_f64(),
-            step.seconds,
-            &hlog,
-        );
-        stop.sleep_for(200_000_000);
+        File::create(&step.output)
+            .with_context(|| format!("cannot create {}", step.output.display()))?
+            .into()
     };
-    crate::sys::kill_on_insist(None);
-    let _ = std::fs::remove_file(&hlog);
-    Ok(match status.code() {
-        Some(0) => Ended::Done,
-        Some(130) => Ended::Interrupted,
-        _ => Ended::Failed(last_words(&log_path)),
+    let ended = child::run(exe, &args, &log, stdout, stop, |seconds| {
+        progress.update(position, step.title, seconds, step.seconds, &hlog)
     })
-}
-
-/// The last meaningful line a failed step wrote to its log.
-fn last_words(log: &Path) -> String {
-    std::fs::read_to_string(log)
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .rev()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| format!("no message; see {}", log.display()))
+    .with_context(|| format!("for {}", step.title))?;
+    let _ = std::fs::remove_file(&hlog);
+    Ok(ended)
 }
 
 /// The summary: a table of the measured runs, the findings, and failed
@@ -371,7 +290,7 @@ fn summarise(
     }
     for (step, end) in ended {
         match end {
-            Ended::Failed(why) => out += &format!("! {} failed: {why}\n", step.title),
+            Ended::Failed { words: why, .. } => out += &format!("! {} failed: {why}\n", step.title),
             Ended::Interrupted => {
                 out += &format!(
                     "! {} was interrupted (marked *): its figures cover only what was measured \

@@ -1,0 +1,111 @@
+//! A sweep as a table: one row per value measured (offered and achieved
+//! rates, p50/p99/p99.9 with their intervals, the generator's lag, the
+//! verdict), then the capacity and what the search cost.
+
+use std::fmt::Write;
+
+use super::table::thousands;
+use crate::model::sweep::{Judged, Knob, StepClass, SweepFile};
+use crate::units::{format_duration_compact, format_ns};
+
+/// A value with its interval: `812.0 µs [790.1 µs–850.2 µs]`.
+pub fn with_interval(j: &Judged) -> String {
+    let show = |ns: Option<u64>| ns.map_or("—".to_string(), |v| format_ns(v as f64));
+    format!(
+        "{} [{}–{}]",
+        show(j.value_ns),
+        show(j.lower_ns),
+        show(j.upper_ns)
+    )
+}
+
+/// A knob's value for people: `2,500/s`, `QD16`.
+pub fn show_value(knob: Knob, value: f64) -> String {
+    match knob {
+        Knob::Rate if value >= 100.0 => format!("{}/s", thousands(value.round() as u64)),
+        Knob::Rate => format!("{value}/s"),
+        Knob::Iodepth => format!("QD{}", value.round() as u64),
+    }
+}
+
+/// The sweep's table and finding.
+pub fn render(sweep: &SweepFile) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "sweep of {} {}: {} judged on '{}' at {:.0} % confidence",
+        sweep.probe,
+        sweep.probe_args.join(" "),
+        sweep.objective,
+        sweep.series,
+        sweep.confidence * 100.0
+    );
+    let mut rows = vec![
+        [
+            match sweep.knob {
+                Knob::Rate => "offered",
+                Knob::Iodepth => "depth",
+            },
+            "achieved",
+            "p50",
+            "p99",
+            "p99.9",
+            "lag p99",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for step in &sweep.steps {
+        let at = |key: &str| {
+            step.percentiles
+                .iter()
+                .find(|j| j.percentile == key)
+                .map(with_interval)
+                .unwrap_or_default()
+        };
+        let verdict = match step.class {
+            StepClass::Below => "met",
+            StepClass::Above => "missed",
+            StepClass::Unsure => "cannot tell",
+            StepClass::GeneratorLimited => "generator behind",
+        };
+        let repeats = match step.runs.len() {
+            1 => String::new(),
+            n if step.repeats_disagree => format!(" ({n} runs, they disagree)"),
+            n => format!(" ({n} runs)"),
+        };
+        rows.push(vec![
+            show_value(sweep.knob, step.value),
+            format!("{}/s", thousands(step.achieved_per_s.round() as u64)),
+            at("50"),
+            at("99"),
+            at("99.9"),
+            step.lag_p99_ns
+                .map(|ns| format_ns(ns as f64))
+                .unwrap_or_else(|| "—".into()),
+            format!("{verdict}{repeats}"),
+        ]);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    }
+    let _ = writeln!(out, "{}", sweep.capacity.finding);
+    let _ = writeln!(
+        out,
+        "{} steps measured {} in {} ({:.2}× the measuring time)",
+        sweep.steps.iter().map(|s| s.runs.len()).sum::<usize>(),
+        format_duration_compact(sweep.measuring_ns / 1_000_000 * 1_000_000),
+        format_duration_compact(sweep.elapsed_ns / 1_000_000 * 1_000_000),
+        sweep.elapsed_ns as f64 / sweep.measuring_ns.max(1) as f64
+    );
+    out
+}

@@ -1,0 +1,175 @@
+//! One value of a sweep: the probe run as a child `cauda` at that value,
+//! and every run of that value judged together (repeats pooled).
+
+use std::path::Path;
+use std::process::Stdio;
+
+use anyhow::{Context, Result, anyhow};
+
+use super::config::SweepConfig;
+use crate::analyze::objective::{Objective, judge};
+use crate::formats::import::{self, options::ReadOptions};
+use crate::model::sweep::{Judged, Knob, StepClass, SweepStep, Verdict};
+use crate::model::{RunFile, Series};
+use crate::record::{LatencyHistogram, StopFlag};
+use crate::units::{TimeUnit, format_duration_compact};
+use crate::workflow::child::{self, Ended};
+
+/// The percentiles every step shows beside the objective's.
+const SHOWN: [&str; 3] = ["50", "99", "99.9"];
+
+/// One measurement at one value, as the child left it.
+pub struct Measurement {
+    /// How the child ended.
+    pub ended: Ended,
+    /// Its run file's name in the sweep directory.
+    pub run: String,
+}
+
+/// The child's arguments for one measurement.
+pub fn arguments(config: &SweepConfig, value: f64, runtime_ns: u64, run: &Path) -> Vec<String> {
+    let mut args = vec![config.probe.clone()];
+    args.extend(config.probe_args.iter().cloned());
+    args.extend([
+        config.knob.flag().to_string(),
+        config.knob.argument(value),
+        "--runtime".into(),
+        format_duration_compact(runtime_ns.div_ceil(1_000_000) * 1_000_000),
+        "--quiet".into(),
+        "-o".into(),
+        run.display().to_string(),
+    ]);
+    args
+}
+
+/// Runs the probe once at `value` for `runtime_ns`; `position` (1-based)
+/// names its files.
+pub fn measure(
+    exe: &Path,
+    config: &SweepConfig,
+    dir: &Path,
+    value: f64,
+    runtime_ns: u64,
+    position: usize,
+    stop: &StopFlag,
+) -> Result<Measurement> {
+    let value_name = config.knob.argument(value).replace('/', "per");
+    let stem = format!("step-{position:02}-{value_name}");
+    let run = format!("{stem}.json");
+    let args = arguments(config, value, runtime_ns, &dir.join(&run));
+    let log = dir.join(format!("{stem}.log"));
+    let ended = child::run(exe, &args, &log, Stdio::null(), stop, |_| {})?;
+    Ok(Measurement { ended, run })
+}
+
+/// A value's runs judged together.
+pub fn judge_runs(
+    config: &SweepConfig,
+    dir: &Path,
+    value: f64,
+    runs: &[(String, usize)],
+    generator_fell_behind: impl Fn(&RunFile) -> Option<String>,
+) -> Result<(SweepStep, String)> {
+    let mut tag = String::new();
+    let mut pooled = LatencyHistogram::new();
+    let mut lag = LatencyHistogram::new();
+    let mut measured_ns = 0;
+    let mut verdicts = Vec::new();
+    let mut behind = None;
+    for (name, _) in runs {
+        let run = read_run(&dir.join(name))?;
+        let series =
+            judged_series(&run, config.series.as_deref()).with_context(|| format!("in {name}"))?;
+        tag.clone_from(&series.tag);
+        let hist = series.merged().map_err(|e| anyhow!("{name}: {e}"))?;
+        verdicts.push(judge(&hist, &config.objective, config.confidence).verdict);
+        pooled.add(&hist);
+        if let Some(lag_series) = run.series.iter().find(|s| s.tag == "lag") {
+            lag.add(&lag_series.merged().map_err(|e| anyhow!("{name}: {e}"))?);
+        }
+        measured_ns += run.duration_ns;
+        behind = behind.or_else(|| generator_fell_behind(&run));
+    }
+    let objective = judge(&pooled, &config.objective, config.confidence);
+    let own = config.objective.percentile.key.as_str();
+    let mut keys: Vec<&str> = SHOWN.to_vec();
+    if !keys.contains(&own) {
+        keys.push(own);
+        keys.sort_by(|a, b| {
+            percentile(a)
+                .quantile()
+                .total_cmp(&percentile(b).quantile())
+        });
+    }
+    let percentiles = keys
+        .iter()
+        .map(|key| at(&pooled, config, key))
+        .collect::<Result<Vec<Judged>>>()?;
+    let class = if behind.is_some() {
+        StepClass::GeneratorLimited
+    } else {
+        match objective.verdict {
+            Verdict::Below => StepClass::Below,
+            Verdict::Above => StepClass::Above,
+            Verdict::Straddles | Verdict::Unsupported => StepClass::Unsure,
+        }
+    };
+    let seconds = measured_ns.max(1) as f64 / 1e9;
+    let step = SweepStep {
+        value,
+        runs: runs.iter().map(|(name, _)| name.clone()).collect(),
+        order: runs.iter().map(|(_, position)| *position).collect(),
+        measured_ns,
+        offered_per_s: (config.knob == Knob::Rate).then_some(value),
+        achieved_per_s: pooled.count() as f64 / seconds,
+        lag_p99_ns: (lag.count() > 0)
+            .then(|| crate::analyze::quantile::percentile_values(&lag, &[percentile("99")])[0]),
+        generator_fell_behind: behind,
+        percentiles,
+        repeats_disagree: verdicts.windows(2).any(|w| w[0] != w[1]),
+        objective,
+        class,
+    };
+    Ok((step, tag))
+}
+
+fn percentile(key: &str) -> crate::analyze::Percentile {
+    crate::analyze::Percentile::parse(key).expect("a fixed percentile")
+}
+
+/// One of the shown percentiles, judged against the objective's latency.
+fn at(hist: &LatencyHistogram, config: &SweepConfig, key: &str) -> Result<Judged> {
+    let objective = Objective {
+        percentile: percentile(key),
+        ..config.objective.clone()
+    };
+    Ok(judge(hist, &objective, config.confidence))
+}
+
+/// Reads a step's run file.
+pub fn read_run(path: &Path) -> Result<RunFile> {
+    let loaded = import::load(path, &ReadOptions::new(TimeUnit::Ns))?;
+    let mut run = loaded
+        .run
+        .ok_or_else(|| anyhow!("{} is not a cauda run file", path.display()))?;
+    run.series = loaded.series;
+    Ok(run)
+}
+
+/// The series the objective judges: `--series`, or the run's first.
+fn judged_series<'a>(run: &'a RunFile, tag: Option<&str>) -> Result<&'a Series> {
+    match tag {
+        Some(tag) => run.series.iter().find(|s| s.tag == tag).ok_or_else(|| {
+            let tags: Vec<&str> = run.series.iter().map(|s| s.tag.as_str()).collect();
+            crate::error::input_error(format!(
+                "--series {tag}: the {} probe recorded no such series; it has {}",
+                run.probe,
+                tags.join(", ")
+            ))
+        }),
+        None => run
+            .series
+            .first()
+            .ok_or_else(|| anyhow!("the run recorded no series")),
+    }
+}
