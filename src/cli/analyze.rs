@@ -9,7 +9,8 @@ use clap::Args;
 use super::inputs::{InputArgs, load_all};
 use super::parse::{PercentileList, duration, percentile_list};
 use crate::analyze;
-use crate::error::Outcome;
+use crate::error::{Outcome, input_error};
+use crate::model::sweep::SweepFile;
 use crate::report;
 
 /// `cauda analyze`.
@@ -62,7 +63,11 @@ impl AnalyzeArgs {
             timeline: self.timeline,
         };
         analyze::validate(&options)?;
-        let inputs = load_all(&self.files, &self.input)?;
+        let (sweeps, files) = sweeps_apart(&self.files)?;
+        if !sweeps.is_empty() {
+            return print_sweeps(&sweeps, &files, self.json);
+        }
+        let inputs = load_all(&files, &self.input)?;
         let analysis = analyze::analyze(&inputs, &options)?;
         let mut out = std::io::stdout().lock();
         if self.json {
@@ -74,4 +79,40 @@ impl AnalyzeArgs {
         out.flush()?;
         Ok(Outcome::Done)
     }
+}
+
+/// The sweep files among the inputs, read, and the other inputs.
+fn sweeps_apart(files: &[PathBuf]) -> Result<(Vec<SweepFile>, Vec<PathBuf>)> {
+    let mut sweeps = Vec::new();
+    let mut others = Vec::new();
+    for path in files {
+        match SweepFile::read(path).map_err(input_error)? {
+            Some(sweep) => sweeps.push(sweep),
+            None => others.push(path.clone()),
+        }
+    }
+    Ok((sweeps, others))
+}
+
+/// A sweep's table (or the sweep file as JSON); sweeps are analysed on
+/// their own, not beside runs.
+fn print_sweeps(sweeps: &[SweepFile], others: &[PathBuf], json: bool) -> Result<Outcome> {
+    if let Some(other) = others.first() {
+        return Err(input_error(format!(
+            "{}: analyse sweep files apart from runs and other inputs (the steps' run files \
+             can be analysed on their own)",
+            other.display()
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    for sweep in sweeps {
+        if json {
+            serde_json::to_writer(&mut out, sweep)?;
+            writeln!(out)?;
+        } else {
+            write!(out, "{}", report::sweep::render(sweep))?;
+        }
+    }
+    out.flush()?;
+    Ok(Outcome::Done)
 }

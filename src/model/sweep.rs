@@ -216,9 +216,29 @@ pub struct SweepFile {
     pub elapsed_ns: u64,
 }
 
+/// The largest sweep file read (a sweep of a thousand steps is ~2 MB).
+const MAX_SWEEP_BYTES: u64 = 64 << 20;
+
 impl SweepFile {
-    /// Whether a JSON document is a sweep file (by its schema field).
-    pub fn is_sweep(json: &serde_json::Value) -> bool {
-        json.get("schema").and_then(|s| s.as_str()) == Some(SWEEP_SCHEMA)
+    /// Reads `path` when it is a sweep file: `Ok(None)` when its first
+    /// bytes do not name the sweep schema (another input), an error naming
+    /// the file when it does but does not hold a sweep.
+    pub fn read(path: &std::path::Path) -> Result<Option<SweepFile>, String> {
+        use std::io::Read;
+        let shown = path.display();
+        let mut head = Vec::with_capacity(512);
+        let file = crate::input::open_regular(path).map_err(|e| format!("{shown}: {e}"))?;
+        file.take(512)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        let marker = format!("\"schema\": \"{SWEEP_SCHEMA}\"");
+        if !String::from_utf8_lossy(&head).contains(&marker) {
+            return Ok(None);
+        }
+        let bytes = crate::input::read_regular(path, MAX_SWEEP_BYTES)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("{shown}: a damaged sweep file ({e}); the step run files beside it still hold every measurement"))
     }
 }

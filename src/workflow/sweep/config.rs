@@ -56,7 +56,8 @@ impl SweepConfig {
             }
             Knob::Iodepth => self.min_step_ns,
         };
-        wanted.clamp(self.min_step_ns, self.max_step_ns)
+        // Whole milliseconds: what `--runtime` is given and what is shown.
+        (wanted.clamp(self.min_step_ns, self.max_step_ns)).div_ceil(1_000_000) * 1_000_000
     }
 }
 

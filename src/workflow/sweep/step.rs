@@ -34,7 +34,7 @@ pub fn arguments(config: &SweepConfig, value: f64, runtime_ns: u64, run: &Path) 
         config.knob.flag().to_string(),
         config.knob.argument(value),
         "--runtime".into(),
-        format_duration_compact(runtime_ns.div_ceil(1_000_000) * 1_000_000),
+        format_duration_compact(runtime_ns),
         "--quiet".into(),
         "-o".into(),
         run.display().to_string(),

@@ -1,0 +1,387 @@
+//! `cauda sweep` as users run it: refusals before anything is measured, a
+//! sweep on loopback that ends with a finding and a file the schema takes,
+//! Ctrl-C keeping the bracket so far, and a planted capacity (a disk behind
+//! a cgroup's read-IOPS limit) found where it was planted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::Duration;
+
+mod common;
+use common::{cauda, ended_saying, read_json};
+use serde_json::Value;
+
+fn sweep_dir_in(dir: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("cauda-sweep-"))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.into_iter().next().unwrap()
+}
+
+fn schema_valid(doc: &Value) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/sweep.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn bad_objectives_ranges_budgets_and_probes_are_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (&["--objective", "p99.9<="], "latency is missing"),
+        (&["--objective", "p101<=1ms"], "above 100"),
+        (&["--objective", "p99.9<=1"], "no unit"),
+        (
+            &[
+                "--objective",
+                "p99<=1ms",
+                "--from",
+                "1000/s",
+                "--to",
+                "100/s",
+            ],
+            "empty or reversed",
+        ),
+        (
+            &[
+                "--objective",
+                "p99<=1ms",
+                "--from",
+                "5/s",
+                "--budget",
+                "30s",
+            ],
+            "one step at 5/s needs",
+        ),
+        (
+            &["--objective", "p99<=1ms", "--precision", "0"],
+            "--precision",
+        ),
+        (&["--objective", "p99<=1ms", "--from", "0/s"], "zero"),
+        (
+            &["--objective", "p99<=1ms", "--confidence", "1.5"],
+            "--confidence",
+        ),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["sweep", "--dir", d];
+        all.extend_from_slice(args);
+        all.extend(["--", "net", "--loopback"]);
+        ended_saying(&all, 2, &[says]);
+    }
+    let iodepth = [
+        "sweep",
+        "--dir",
+        d,
+        "--objective",
+        "p99<=1ms",
+        "--vary",
+        "iodepth",
+    ];
+    ended_saying(
+        &[&iodepth[..], &["--", "net", "--loopback"]].concat(),
+        2,
+        &["only disk"],
+    );
+    ended_saying(
+        &[&iodepth[..], &["--from", "x", "--", "disk", "--file", "f"]].concat(),
+        2,
+        &["whole number"],
+    );
+    ended_saying(
+        &[
+            &iodepth[..],
+            &["--", "disk", "--file", "f", "--iodepth", "4"],
+        ]
+        .concat(),
+        2,
+        &["remove --iodepth"],
+    );
+    ended_saying(
+        &[
+            "sweep",
+            "--dir",
+            d,
+            "--objective",
+            "p99<=1ms",
+            "--",
+            "serve",
+        ],
+        2,
+        &["open-loop probe", "'serve'"],
+    );
+    ended_saying(
+        &[
+            "sweep",
+            "--dir",
+            d,
+            "--objective",
+            "p99<=1ms",
+            "--",
+            "net",
+            "--loopback",
+            "--rate=5/s",
+        ],
+        2,
+        &["remove --rate"],
+    );
+    ended_saying(
+        &["sweep", "--dir", d, "--objective", "p99<=1ms"],
+        2,
+        &["PROBE ARGS"],
+    );
+    // A flag the probe itself refuses ends the sweep as bad input, with the
+    // probe's own words.
+    ended_saying(
+        &[
+            "sweep",
+            "--dir",
+            d,
+            "--objective",
+            "p99<=1ms",
+            "--",
+            "net",
+            "--loopback",
+            "--conns",
+            "0",
+        ],
+        2,
+        &["--conns"],
+    );
+    // Nothing was measured: no sweep directory beyond the one refused
+    // after its first step.
+    let made: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(made.len() <= 1, "{made:?}");
+}
+
+#[test]
+fn a_loopback_sweep_ends_with_a_finding_every_step_kept_and_a_valid_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cauda()
+        .args([
+            "sweep",
+            "--objective",
+            "p90<=20ms",
+            "--from",
+            "500/s",
+            "--to",
+            "4000/s",
+        ])
+        .args(["--min-step", "1s", "--budget", "1m", "--dir"])
+        .arg(dir.path())
+        .args(["--", "net", "--loopback"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let sweep_dir = sweep_dir_in(dir.path());
+    let sweep = read_json(&sweep_dir.join("sweep.json"));
+    schema_valid(&sweep);
+    let steps = sweep["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for step in steps {
+        for run in step["runs"].as_array().unwrap() {
+            let run = read_json(&sweep_dir.join(run.as_str().unwrap()));
+            assert_eq!(run["probe"], "net");
+            assert_eq!(run["load"], "open-loop");
+        }
+        // Every step's objective verdict agrees with its interval.
+        let o = &step["objective"];
+        if o["verdict"] == "below" {
+            assert!(o["upper_ns"].as_u64().unwrap() <= 20_000_000, "{step}");
+        }
+    }
+    // Loopback meets p90 ≤ 20 ms at 4,000/s on any machine that runs the suite:
+    // the search walks up to --to and says the objective always held.
+    let capacity = &sweep["capacity"];
+    assert_eq!(capacity["ending"], "never-violated", "{stdout}\n{stderr}");
+    assert!(stdout.contains("raise --to"), "{stdout}");
+    assert_eq!(capacity["below"].as_f64(), Some(4000.0));
+    // The doubling visited 500, 1000, 2000 and 4000/s.
+    let values: Vec<f64> = steps.iter().map(|s| s["value"].as_f64().unwrap()).collect();
+    assert_eq!(values, [500.0, 1000.0, 2000.0, 4000.0]);
+    // analyze of the sweep file prints the same table.
+    let analysis = cauda()
+        .arg("analyze")
+        .arg(sweep_dir.join("sweep.json"))
+        .output()
+        .unwrap();
+    assert!(analysis.status.success());
+    let text = String::from_utf8_lossy(&analysis.stdout);
+    assert!(
+        text.contains("4,000/s") && text.contains("raise --to"),
+        "{text}"
+    );
+    // ...and its JSON is the sweep file.
+    let json = cauda()
+        .args(["analyze", "--json"])
+        .arg(sweep_dir.join("sweep.json"))
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(again["capacity"], sweep["capacity"]);
+}
+
+#[test]
+fn ctrl_c_keeps_every_finished_step_and_the_bracket_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = StdCommand::new(env!("CARGO_BIN_EXE_cauda"))
+        .args([
+            "sweep",
+            "--objective",
+            "p90<=20ms",
+            "--from",
+            "500/s",
+            "--min-step",
+            "1s",
+        ])
+        .args(["--samples-above", "5", "--quiet", "--dir"])
+        .arg(dir.path())
+        .args(["--", "net", "--loopback"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two steps of about 1.1 s each, then Ctrl-C in the third.
+    std::thread::sleep(Duration::from_millis(3_500));
+    StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep = read_json(&sweep_dir_in(dir.path()).join("sweep.json"));
+    schema_valid(&sweep);
+    assert_eq!(sweep["capacity"]["ending"], "interrupted");
+    let steps = sweep["steps"].as_array().unwrap();
+    assert!(!steps.is_empty(), "{sweep}");
+    assert!(sweep["capacity"]["below"].as_f64().is_some(), "{sweep}");
+}
+
+/// The whole disk (major:minor) under a file: the throttle takes a disk,
+/// not a partition.
+fn whole_disk_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = (libc_major(dev), libc_minor(dev));
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let whole = if sys.join("partition").exists() {
+        sys.parent()?.to_path_buf()
+    } else {
+        sys
+    };
+    Some(
+        std::fs::read_to_string(whole.join("dev"))
+            .ok()?
+            .trim()
+            .to_string(),
+    )
+}
+
+fn libc_major(dev: u64) -> u64 {
+    ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)
+}
+
+fn libc_minor(dev: u64) -> u64 {
+    ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
+}
+
+/// A blkio cgroup (v1) limiting reads of one disk, removed when dropped.
+struct Throttle(PathBuf);
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_disk_behind_a_read_iops_limit_is_found_at_that_limit() {
+    const LIMIT: f64 = 1500.0;
+    let root = Path::new("/sys/fs/cgroup/blkio");
+    let required = std::env::var_os("CAUDA_REQUIRE_BPF").is_some();
+    if !root.join("cgroup.procs").exists() {
+        assert!(!required, "no cgroup v1 blkio hierarchy");
+        eprintln!(
+            "skipped: no cgroup v1 blkio hierarchy at {}",
+            root.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let Some(disk) = whole_disk_of(dir.path()) else {
+        assert!(!required, "no whole disk under {}", dir.path().display());
+        eprintln!("skipped: {} is not on a block device", dir.path().display());
+        return;
+    };
+    let group = root.join(format!("cauda-sweep-test-{}", std::process::id()));
+    if std::fs::create_dir(&group).is_err() {
+        assert!(!required, "cannot create a blkio cgroup");
+        eprintln!("skipped: cannot create a blkio cgroup (not root?)");
+        return;
+    }
+    let throttle = Throttle(group.clone());
+    std::fs::write(
+        group.join("blkio.throttle.read_iops_device"),
+        format!("{disk} {LIMIT}"),
+    )
+    .unwrap();
+    // The sweep joins the cgroup before it starts, so every step does.
+    let cauda_bin = env!("CARGO_BIN_EXE_cauda");
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {cauda_bin} sweep --objective 'p99<=100ms' \
+         --from 400/s --to 10k/s --budget 3m --dir {d} -- disk --file {d}/data --size 64M \
+         --rw randread",
+        group.display(),
+        d = dir.path().display()
+    );
+    let out = StdCommand::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    drop(throttle);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let sweep = read_json(&sweep_dir_in(dir.path()).join("sweep.json"));
+    schema_valid(&sweep);
+    let capacity = &sweep["capacity"];
+    let below = capacity["below"].as_f64().unwrap();
+    let above = capacity["above"].as_f64().unwrap();
+    // Below the limit the throttle's slices keep p99 near 10 ms; above it
+    // a backlog grows by the excess every second, past 100 ms within a step.
+    assert!(
+        below < LIMIT && LIMIT <= above,
+        "[{below}, {above}]\n{stdout}"
+    );
+    assert!(
+        above <= LIMIT * 1.1,
+        "upper end {above} over +10 % of {LIMIT}\n{stdout}"
+    );
+    assert!(
+        matches!(capacity["ending"].as_str(), Some("converged")),
+        "{capacity}\n{stdout}"
+    );
+    assert!(!group.exists(), "the cgroup is removed");
+}
