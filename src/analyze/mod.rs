@@ -2,6 +2,7 @@
 //! stalls and fan-out. Works on any series, whichever probe or importer
 //! produced it.
 
+pub mod capacity;
 pub mod ci;
 pub mod clusters;
 pub mod co;

@@ -10,6 +10,7 @@ use clap::Args;
 use super::inputs::{InputArgs, load};
 use crate::analyze::compare::{self, CompareOptions};
 use crate::error::{Outcome, input_error};
+use crate::model::sweep::SweepFile;
 use crate::report;
 
 fn budgets(text: &str) -> Result<BudgetList, String> {
@@ -62,6 +63,9 @@ impl CompareArgs {
     /// Compares the two inputs, prints the comparison, and fails when a
     /// budget is broken.
     pub fn run(&self) -> Result<Outcome> {
+        if let Some(outcome) = self.compare_sweeps()? {
+            return Ok(outcome);
+        }
         let options = self.input.read_options();
         let base = load(&self.base, &options)?;
         let new = load(&self.new, &options)?;
@@ -109,5 +113,30 @@ impl CompareArgs {
             })
             .collect();
         Err(anyhow::anyhow!("worse than allowed: {}", list.join("; ")))
+    }
+}
+
+impl CompareArgs {
+    /// Two sweep files: the change of capacity at their objective (`None`
+    /// when neither is a sweep; a sweep beside a run is refused).
+    fn compare_sweeps(&self) -> Result<Option<Outcome>> {
+        let read = |path: &PathBuf| SweepFile::read(path).map_err(input_error);
+        match (read(&self.base)?, read(&self.new)?) {
+            (None, None) => Ok(None),
+            (Some(base), Some(new)) => {
+                let change = crate::analyze::capacity::compare(&base, &new).map_err(input_error)?;
+                let mut out = std::io::stdout().lock();
+                if self.json {
+                    serde_json::to_writer(&mut out, &change)?;
+                    writeln!(out)?;
+                } else {
+                    write!(out, "{}", report::sweep::render_change(&change))?;
+                }
+                Ok(Some(Outcome::Done))
+            }
+            _ => Err(input_error(
+                "compare takes two sweep files or two runs, not one of each".to_string(),
+            )),
+        }
     }
 }

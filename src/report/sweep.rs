@@ -109,3 +109,21 @@ pub fn render(sweep: &SweepFile) -> String {
     );
     out
 }
+
+/// Two sweeps' capacities and the change between them.
+pub fn render_change(change: &crate::analyze::capacity::CapacityChange) -> String {
+    let side = |(met, missed): (Option<f64>, Option<f64>)| {
+        let show = |v: Option<f64>| v.map_or("—".to_string(), |v| show_value(change.knob, v));
+        format!("met at {}, missed at {}", show(met), show(missed))
+    };
+    let ratio = |r: Option<f64>, open: &str| r.map_or(open.to_string(), |r| format!("×{r:.2}"));
+    format!(
+        "capacity at {}\n  base  {}\n  new   {}\n  change  {} to {}: {}\n",
+        change.objective,
+        side(change.base),
+        side(change.new),
+        ratio(change.ratio_low, "×0"),
+        ratio(change.ratio_high, "unbounded"),
+        change.verdict
+    )
+}
