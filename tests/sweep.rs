@@ -236,6 +236,52 @@ fn a_loopback_sweep_ends_with_a_finding_every_step_kept_and_a_valid_file() {
         .unwrap();
     let again: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(again["capacity"], sweep["capacity"]);
+    // The report draws the curve: one point per step and percentile, the
+    // objective's line, and the finding.
+    let html = dir.path().join("sweep.html");
+    let report = cauda()
+        .arg("report")
+        .arg(sweep_dir.join("sweep.json"))
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("id=\"chart-curve\"") && page.contains("objective p90"),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches("<circle").count(),
+        steps.len(),
+        "one mark per step"
+    );
+    assert!(page.contains("raise --to"));
+    // A sweep beside a run is refused, by compare too.
+    let run = sweep_dir.join(steps[0]["runs"][0].as_str().unwrap());
+    let sweep_file = sweep_dir.join("sweep.json");
+    for command in ["report", "compare"] {
+        let mut c = cauda();
+        c.arg(command).arg(&sweep_file).arg(&run);
+        if command == "report" {
+            c.arg("-o").arg(dir.path().join("mixed.html"));
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+    }
+    // compare of a sweep with itself: the brackets overlap, no change shown.
+    let same = cauda()
+        .arg("compare")
+        .arg(&sweep_file)
+        .arg(&sweep_file)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&same.stdout).contains("no change shown"));
 }
 
 #[test]

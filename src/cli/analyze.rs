@@ -82,7 +82,7 @@ impl AnalyzeArgs {
 }
 
 /// The sweep files among the inputs, read, and the other inputs.
-fn sweeps_apart(files: &[PathBuf]) -> Result<(Vec<SweepFile>, Vec<PathBuf>)> {
+pub fn sweeps_apart(files: &[PathBuf]) -> Result<(Vec<SweepFile>, Vec<PathBuf>)> {
     let mut sweeps = Vec::new();
     let mut others = Vec::new();
     for path in files {

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::inputs::{InputArgs, load, load_all};
 use crate::analyze;
-use crate::error::Outcome;
+use crate::error::{Outcome, input_error};
 use crate::output::{self, OwnKind};
 use crate::report::html;
 
@@ -63,13 +63,18 @@ impl ReportArgs {
             confidence: options.confidence,
             ..analyze::Options::default()
         })?;
-        let inputs = load_all(&self.files, &self.input)?;
-        let baseline = self
-            .baseline
-            .as_ref()
-            .map(|path| load(path, &self.input.read_options()))
-            .transpose()?;
-        let built = html::build(&inputs, baseline.as_ref(), &options, self.svg.is_some())?;
+        let (sweeps, files) = super::analyze::sweeps_apart(&self.files)?;
+        let built = if sweeps.is_empty() {
+            self.build(&files, &options)?
+        } else if let Some(other) = files.first().or(self.baseline.as_ref()) {
+            return Err(input_error(format!(
+                "{}: a report shows sweep files or runs, not both; report the steps' run files \
+                 on their own",
+                other.display()
+            )));
+        } else {
+            html::sweep_page(&sweeps, &options, self.svg.is_some())
+        };
         if let Some(dir) = &self.svg {
             html::check_svgs(dir, &built.charts, self.force)?;
         }
@@ -80,5 +85,18 @@ impl ReportArgs {
             eprintln!("wrote {} chart(s) into {}", written.len(), dir.display());
         }
         Ok(Outcome::Done)
+    }
+}
+
+impl ReportArgs {
+    /// The report on runs and other tools' outputs.
+    fn build(&self, files: &[PathBuf], options: &html::Options) -> Result<html::Report> {
+        let inputs = load_all(files, &self.input)?;
+        let baseline = self
+            .baseline
+            .as_ref()
+            .map(|path| load(path, &self.input.read_options()))
+            .transpose()?;
+        html::build(&inputs, baseline.as_ref(), options, self.svg.is_some())
     }
 }
