@@ -161,3 +161,35 @@ fn a_filesystem_without_room_is_refused_with_what_is_needed() {
     assert!(stderr.contains("MiB free"), "{stderr}");
     assert!(stderr.contains("--skip disk"), "{stderr}");
 }
+
+#[test]
+fn lab_sweep_adds_a_capacity_step_with_its_finding() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = cauda()
+        .args([
+            "lab",
+            "--quick",
+            "--skip",
+            "timer,hiccup,disk,net",
+            "--sweep",
+            "net",
+        ])
+        .args(["--sweep-objective", "p90<=20ms", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let lab = lab_dir_in(dir.path());
+    assert!(stdout.contains("capacity, sweep: loopback TCP"), "{stdout}");
+    let table = std::fs::read_to_string(lab.join("sweep-net.txt")).unwrap();
+    assert!(table.contains("p90<=20ms"), "{table}");
+    let sweeps: Vec<_> = std::fs::read_dir(lab.join("sweep-net")).unwrap().collect();
+    assert_eq!(sweeps.len(), 1);
+    // A bad objective is refused before anything runs.
+    refused(
+        &["lab", "--sweep", "net", "--sweep-objective", "p99<1"],
+        "--sweep-objective",
+    );
+}

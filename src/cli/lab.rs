@@ -26,6 +26,14 @@ pub struct LabArgs {
     /// `cauda timer --help`); skipped with the reason where BPF cannot load.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub kernel: Vec<crate::model::kernel::KernelSource>,
+    /// Add capacity sweeps after the suite (comma-separated: disk, net):
+    /// `cauda sweep` of each at --sweep-objective, 60 s each (20 s with
+    /// --quick); off by default.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PROBES")]
+    pub sweep: Vec<crate::workflow::lab::steps::SweepKind>,
+    /// The sweeps' latency objective.
+    #[arg(long, value_name = "OBJECTIVE", default_value = "p99<=1ms")]
+    pub sweep_objective: String,
 }
 
 impl LabArgs {
@@ -36,6 +44,8 @@ impl LabArgs {
             quick: self.quick,
             skip: self.skip.clone(),
             kernel: self.kernel.clone(),
+            sweep: self.sweep.clone(),
+            sweep_objective: self.sweep_objective.clone(),
         }
     }
 }
@@ -43,6 +53,10 @@ impl LabArgs {
 impl LabArgs {
     /// Runs the suite (Ctrl-C stops it and keeps what finished).
     pub fn run(&self) -> Result<Outcome> {
+        if !self.sweep.is_empty() {
+            crate::analyze::objective::Objective::parse(&self.sweep_objective)
+                .map_err(|e| crate::error::input_error(format!("--sweep-objective {e}")))?;
+        }
         crate::workflow::lab::run(&self.config(), &StopFlag::on_signals()?)
     }
 }

@@ -42,6 +42,10 @@ pub struct LabConfig {
     pub skip: Vec<StepKind>,
     /// Kernel series to record beside each probe step (`--kernel`).
     pub kernel: Vec<crate::model::kernel::KernelSource>,
+    /// Capacity sweeps to add after the suite (`--sweep`).
+    pub sweep: Vec<steps::SweepKind>,
+    /// Their objective (`--sweep-objective`).
+    pub sweep_objective: String,
 }
 
 /// Runs the suite.
@@ -56,6 +60,26 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
             step.args.extend(["--kernel".into(), list.clone()]);
         }
     }
+    let sweep_kinds: Vec<_> = args
+        .sweep
+        .iter()
+        .copied()
+        .filter(|k| !(*k == steps::SweepKind::Disk && args.skip.contains(&StepKind::Disk)))
+        .collect();
+    for kind in &sweep_kinds {
+        let name = format!("sweep-{kind:?}").to_lowercase();
+        std::fs::create_dir(lab_dir.join(&name))
+            .with_context(|| format!("cannot create {}", lab_dir.join(&name).display()))?;
+    }
+    let budget = if args.quick { 20 } else { 60 };
+    steps.extend(steps::sweeps(
+        &lab_dir,
+        &sweep_kinds,
+        &args.sweep_objective,
+        budget,
+        &disk_file,
+        disk_size,
+    ));
     let exe = std::env::current_exe().context("cannot find the cauda executable to run steps")?;
     eprintln!(
         "cauda lab: {} steps{}, results in {}",
@@ -99,7 +123,8 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
-    let summary = summarise(&steps, &ended, &measured, &inputs)?;
+    let mut summary = summarise(&steps, &ended, &measured, &inputs)?;
+    summary += &sweep_findings(&lab_dir, &ended);
     print!("{summary}");
     std::fs::write(lab_dir.join("summary.txt"), &summary)
         .with_context(|| format!("cannot write {}", lab_dir.join("summary.txt").display()))?;
@@ -141,6 +166,27 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         ));
     }
     Ok(Outcome::Done)
+}
+
+/// Each finished sweep's finding (its table is in `sweep-PROBE.txt`, its
+/// files in `sweep-PROBE/`).
+fn sweep_findings(lab_dir: &Path, ended: &[(&Step, Ended)]) -> String {
+    let mut out = String::new();
+    for (step, _) in ended
+        .iter()
+        .filter(|(s, e)| s.name.starts_with("sweep-") && *e == Ended::Done)
+    {
+        let found = std::fs::read_dir(lab_dir.join(step.name))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path().join("sweep.json"))
+            .find_map(|path| crate::model::sweep::SweepFile::read(&path).ok().flatten());
+        if let Some(sweep) = found {
+            out += &format!("capacity, {}: {}\n", step.title, sweep.capacity.finding);
+        }
+    }
+    out
 }
 
 /// The `--kernel` value for the probe steps, once this host has shown it

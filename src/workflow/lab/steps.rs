@@ -141,6 +141,76 @@ pub fn plan(
         .collect()
 }
 
+/// A capacity sweep the lab can add (`--sweep`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepKind {
+    /// `cauda sweep -- disk`: random reads of the lab's test file.
+    Disk,
+    /// `cauda sweep -- net --loopback`.
+    Net,
+}
+
+/// The sweep steps, after the suite: each a `cauda sweep` of at most
+/// `budget_s` seconds into `DIR/sweep-PROBE/`, its table captured.
+pub fn sweeps(
+    dir: &Path,
+    kinds: &[SweepKind],
+    objective: &str,
+    budget_s: u64,
+    disk_file: &Path,
+    disk_size: u64,
+) -> Vec<Step> {
+    kinds
+        .iter()
+        .map(|kind| {
+            let (kind, name, title, probe): (_, _, _, Vec<String>) = match kind {
+                SweepKind::Disk => (
+                    StepKind::Disk,
+                    "sweep-disk",
+                    "sweep: disk random reads, capacity at the objective",
+                    ["disk", "--file", &disk_file.display().to_string(), "--size"]
+                        .iter()
+                        .map(|a| a.to_string())
+                        .chain([disk_size.to_string(), "--rw".into(), "randread".into()])
+                        .collect(),
+                ),
+                SweepKind::Net => (
+                    StepKind::Net,
+                    "sweep-net",
+                    "sweep: loopback TCP, capacity at the objective",
+                    vec!["net".into(), "--loopback".into()],
+                ),
+            };
+            let mut args: Vec<String> = [
+                "sweep",
+                "--objective",
+                objective,
+                "--budget",
+                &format!("{budget_s}s"),
+                "--from",
+                "1000/s",
+                "--quiet",
+                "--dir",
+                &dir.join(name).display().to_string(),
+                "--",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+            args.extend(probe);
+            Step {
+                kind,
+                name,
+                title,
+                args,
+                seconds: budget_s,
+                output: dir.join(format!("{name}.txt")),
+                is_run: false,
+            }
+        })
+        .collect()
+}
+
 /// The disk steps' file size: a quarter of the free space, between
 /// 64 MiB and 1 GiB (256 MiB with `--quick`), in whole MiB.
 pub fn disk_size(free: u64, quick: bool) -> u64 {
