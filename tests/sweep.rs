@@ -431,3 +431,72 @@ fn a_disk_behind_a_read_iops_limit_is_found_at_that_limit() {
     );
     assert!(!group.exists(), "the cgroup is removed");
 }
+
+#[test]
+fn a_sweep_of_a_real_kafka_broker_reports_a_capacity_for_publish() {
+    let Some(broker) = common::kafka::Broker::start_with(1, "flush.messages=1\n") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The objective comes from a first short run: four times its p90 (at
+    // least 20 ms), which the broker keeps at low rates and loses once its
+    // per-message flushes fall behind.
+    let first = dir.path().join("first.json");
+    let out = cauda()
+        .args([
+            "broker",
+            "--bootstrap",
+            &broker.bootstrap,
+            "--rate",
+            "500/s",
+        ])
+        .args(["--runtime", "2s", "-q", "-o"])
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summaries = common::summaries(&first, &[]);
+    let p90 = common::series(&summaries, "publish")["percentiles"]["90"]
+        .as_u64()
+        .unwrap();
+    let threshold_ms = (4 * p90 / 1_000_000).max(20);
+    let objective = format!("p90<={threshold_ms}ms");
+    let out = cauda()
+        .args([
+            "sweep",
+            "--objective",
+            &objective,
+            "--from",
+            "1000/s",
+            "--min-step",
+            "1s",
+        ])
+        .args(["--budget", "50s", "--series", "publish", "--dir"])
+        .arg(dir.path())
+        .args(["--", "broker", "--bootstrap", &broker.bootstrap])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let sweep = read_json(&sweep_dir_in(dir.path()).join("sweep.json"));
+    schema_valid(&sweep);
+    assert_eq!(sweep["series"], "publish");
+    let capacity = &sweep["capacity"];
+    let (below, above) = (capacity["below"].as_f64(), capacity["above"].as_f64());
+    assert!(
+        matches!((below, above), (Some(b), Some(a)) if b < a),
+        "{objective}: {capacity}\n{stdout}"
+    );
+    assert!(
+        matches!(
+            capacity["ending"].as_str(),
+            Some("converged" | "budget" | "unresolved")
+        ),
+        "{capacity}"
+    );
+}
