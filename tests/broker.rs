@@ -143,6 +143,7 @@ fn one_broker_open_loop_acks_and_faults() {
             "publish.queue",
             "e2e",
             "e2e.fetch",
+            "lag",
             "self"
         ]
     );
@@ -193,7 +194,7 @@ fn one_broker_open_loop_acks_and_faults() {
         &dir.path().join("acks0.json"),
         &["--acks", "0", "--runtime", "1s"],
     );
-    assert_eq!(series_tags(&zero), ["publish.queue", "e2e", "self"]);
+    assert_eq!(series_tags(&zero), ["publish.queue", "e2e", "lag", "self"]);
     assert!(warned(&zero, "acks=0"));
     let r = records(&zero);
     assert_eq!(n(r, "acked"), 0);

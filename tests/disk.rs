@@ -401,6 +401,21 @@ fn rate_mode_labels_latency_and_service() {
     assert_eq!(series[1]["measured_from"], "actual-start");
     let n = run["disk"]["ios"]["read"].as_u64().unwrap();
     assert!((400..=500).contains(&n), "500/s for 1 s gave {n}");
+    // The generator's own lag: one value per operation submitted.
+    assert_eq!(series[2]["tag"], "lag");
+    assert_eq!(series[2]["measured_from"], "intended-start");
+    assert!(common::recorded(&series[2]) >= n);
+    // What the schedule offered: due every 2 ms from the start, 499 before 1 s.
+    let offered = &run["offered"];
+    let total: u64 = offered["offered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 499, "{offered}");
+    assert_eq!(offered["completed"], serde_json::json!(["read"]));
+    assert_eq!(offered["service"], serde_json::json!(["read.service"]));
 }
 
 #[test]

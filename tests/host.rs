@@ -616,6 +616,7 @@ fn storm_run(dir: &Path) -> PathBuf {
         threads: 1,
         interval_ns: 1_000_000_000,
         warnings: Vec::new(),
+        offered: None,
     };
     let observe = Observe {
         block_device: device,

@@ -8,8 +8,18 @@ use std::process::Command as StdCommand;
 use std::time::Duration;
 
 mod common;
+mod netsupport;
+use common::cgroup::{CpuQuota, ReadIopsLimit, whole_disk_of};
 use common::{cauda, ended_saying, read_json};
 use serde_json::Value;
+
+/// One measuring test at a time: a sweep's verdicts are timings, and the
+/// planted limits must not overlap.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn sweep_dir_in(dir: &Path) -> PathBuf {
     let found: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -171,6 +181,7 @@ fn bad_objectives_ranges_budgets_and_probes_are_refused_before_measuring() {
 
 #[test]
 fn a_loopback_sweep_ends_with_a_finding_every_step_kept_and_a_valid_file() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let out = cauda()
         .args([
@@ -286,6 +297,7 @@ fn a_loopback_sweep_ends_with_a_finding_every_step_kept_and_a_valid_file() {
 
 #[test]
 fn ctrl_c_keeps_every_finished_step_and_the_bracket_so_far() {
+    let _one = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let child = StdCommand::new(env!("CARGO_BIN_EXE_cauda"))
         .args([
@@ -325,45 +337,9 @@ fn ctrl_c_keeps_every_finished_step_and_the_bracket_so_far() {
     assert!(sweep["capacity"]["below"].as_f64().is_some(), "{sweep}");
 }
 
-/// The whole disk (major:minor) under a file: the throttle takes a disk,
-/// not a partition.
-fn whole_disk_of(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(path).ok()?.dev();
-    let (major, minor) = (libc_major(dev), libc_minor(dev));
-    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    let whole = if sys.join("partition").exists() {
-        sys.parent()?.to_path_buf()
-    } else {
-        sys
-    };
-    Some(
-        std::fs::read_to_string(whole.join("dev"))
-            .ok()?
-            .trim()
-            .to_string(),
-    )
-}
-
-fn libc_major(dev: u64) -> u64 {
-    ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)
-}
-
-fn libc_minor(dev: u64) -> u64 {
-    ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
-}
-
-/// A blkio cgroup (v1) limiting reads of one disk, removed when dropped.
-struct Throttle(PathBuf);
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 #[test]
 fn a_disk_behind_a_read_iops_limit_is_found_at_that_limit() {
+    let _one = one_at_a_time();
     const LIMIT: f64 = 1500.0;
     let root = Path::new("/sys/fs/cgroup/blkio");
     let required = std::env::var_os("CAUDA_REQUIRE_BPF").is_some();
@@ -381,18 +357,12 @@ fn a_disk_behind_a_read_iops_limit_is_found_at_that_limit() {
         eprintln!("skipped: {} is not on a block device", dir.path().display());
         return;
     };
-    let group = root.join(format!("cauda-sweep-test-{}", std::process::id()));
-    if std::fs::create_dir(&group).is_err() {
+    let Some(throttle) = ReadIopsLimit::new("cauda-sweep-test", &disk, LIMIT as u64) else {
         assert!(!required, "cannot create a blkio cgroup");
         eprintln!("skipped: cannot create a blkio cgroup (not root?)");
         return;
-    }
-    let throttle = Throttle(group.clone());
-    std::fs::write(
-        group.join("blkio.throttle.read_iops_device"),
-        format!("{disk} {LIMIT}"),
-    )
-    .unwrap();
+    };
+    let group = throttle.dir.clone();
     // The sweep joins the cgroup before it starts, so every step does.
     let cauda_bin = env!("CARGO_BIN_EXE_cauda");
     let script = format!(
@@ -434,6 +404,7 @@ fn a_disk_behind_a_read_iops_limit_is_found_at_that_limit() {
 
 #[test]
 fn a_sweep_of_a_real_kafka_broker_reports_a_capacity_for_publish() {
+    let _one = one_at_a_time();
     let Some(broker) = common::kafka::Broker::start_with(1, "flush.messages=1\n") else {
         return;
     };
@@ -498,5 +469,76 @@ fn a_sweep_of_a_real_kafka_broker_reports_a_capacity_for_publish() {
             Some("converged" | "budget" | "unresolved")
         ),
         "{capacity}"
+    );
+}
+
+#[test]
+fn a_server_in_a_cpu_quota_is_found_saturated_not_the_generator() {
+    let _one = one_at_a_time();
+    let root = common::is_root();
+    if !(root
+        && std::path::Path::new(CpuQuota::ROOT)
+            .join("cpu.cfs_quota_us")
+            .exists())
+    {
+        assert!(
+            std::env::var_os("CAUDA_REQUIRE_BPF").is_none(),
+            "no cgroup v1 CPU quota"
+        );
+        eprintln!("skipped: needs root and a cgroup v1 CPU controller");
+        return;
+    }
+    let server = netsupport::Responder::start(&[]);
+    // 5 % of one CPU: about 2,000 answers a second.
+    let _quota = CpuQuota::new("cauda-sweep-test", 5_000, server.child.id()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The client runs under SCHED_FIFO so that nothing else on the machine
+    // starves it: what limits the load is the server's quota.
+    let cauda_bin = env!("CARGO_BIN_EXE_cauda");
+    let out = StdCommand::new("chrt")
+        .args(["-f", "20", cauda_bin, "sweep", "--objective", "p99<=50ms"])
+        .args([
+            "--from",
+            "250/s",
+            "--samples-above",
+            "10",
+            "--budget",
+            "90s",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .args([
+            "--",
+            "net",
+            "--connect",
+            &server.addr.to_string(),
+            "--conns",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let sweep = read_json(&sweep_dir_in(dir.path()).join("sweep.json"));
+    schema_valid(&sweep);
+    let capacity = &sweep["capacity"];
+    let (below, above) = (capacity["below"].as_f64(), capacity["above"].as_f64());
+    assert!(
+        matches!((below, above), (Some(b), Some(a)) if b < a),
+        "{capacity}\n{stdout}"
+    );
+    let steps = sweep["steps"].as_array().unwrap();
+    // No step is the generator's fault, and the steps that missed are the
+    // target's saturation.
+    assert!(
+        steps.iter().all(|s| s["class"] != "generator-limited"),
+        "{stdout}"
+    );
+    let missed: Vec<&Value> = steps.iter().filter(|s| s["class"] == "above").collect();
+    assert!(!missed.is_empty());
+    assert!(
+        missed.iter().any(|s| s["saturated"].is_string()),
+        "a step above the knee is named the target's saturation:\n{stdout}"
     );
 }

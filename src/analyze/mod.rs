@@ -11,6 +11,7 @@ pub mod fanout;
 pub mod hints;
 pub mod keyed;
 pub mod layers;
+pub mod load;
 pub mod objective;
 pub mod quantile;
 pub mod special;
@@ -95,6 +96,11 @@ pub struct InputAnalysis {
     /// kernel series (`--kernel block`): the time above the device.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<layers::LayerSplit>,
+    /// An open-loop run's offered against achieved rate and its
+    /// generator's lag ([`load::load_verdict`]); absent for closed-loop
+    /// runs and inputs without the data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered_load: Option<load::LoadVerdict>,
 }
 
 impl InputAnalysis {
@@ -401,6 +407,10 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
         interrupted: input.run.as_ref().is_some_and(|r| r.interrupted),
         series,
         layers,
+        offered_load: input
+            .run
+            .as_ref()
+            .and_then(|run| load::load_verdict_of(run, &input.series)),
     })
 }
 

@@ -168,6 +168,16 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub kernel: Option<crate::model::kernel::KernelReport>,
+    /// Open-loop runs of `net`, `disk` and `broker`: what the schedule
+    /// offered per interval and which series say what was achieved and
+    /// how late the generator was; absent in closed-loop runs, imported
+    /// data and files written before it (unknown).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub offered: Option<crate::model::load::OfferedLoad>,
     /// cauda's own threads beside the probe's (the observer, which samples
     /// the host and beats the `self` heartbeat, the collector, and the
     /// metrics endpoint's server when there is one): where

@@ -140,6 +140,10 @@ pub struct SweepStep {
     pub lag_p99_ns: Option<u64>,
     /// Why the generator, not the target, is blamed for this step, if it is.
     pub generator_fell_behind: Option<String>,
+    /// Why the target is named as the limit (it held the generator's
+    /// slots and completed less than was offered), if it is.
+    #[serde(default)]
+    pub saturated: Option<String>,
     /// p50, p99, p99.9 and the objective's percentile of the judged series.
     pub percentiles: Vec<Judged>,
     /// The objective's percentile against the objective.

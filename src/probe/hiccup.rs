@@ -103,6 +103,7 @@ pub fn run(config: &HiccupConfig, destination: &Destination, stop: &StopFlag) ->
         threads: tags.len(),
         interval_ns: config.interval_length_ns,
         warnings: Vec::new(),
+        offered: None,
     };
     let prepare = |thread: usize| -> Result<()> {
         sys::set_timer_slack_ns(1)

@@ -148,6 +148,7 @@ pub fn run(
         threads: 1,
         interval_ns: config.interval_length_ns,
         warnings: Vec::new(),
+        offered: None,
     };
     let observe = Observe {
         block_device: config.device.clone(),

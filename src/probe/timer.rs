@@ -240,6 +240,7 @@ pub fn run(config: &TimerConfig, destination: &Destination, stop: &StopFlag) -> 
         threads: config.threads,
         interval_ns: config.interval_length_ns,
         warnings,
+        offered: None,
     };
     // Held until this function returns, i.e. for the whole run.
     let _pm_qos = match config.cpu_dma_latency_us {

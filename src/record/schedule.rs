@@ -55,6 +55,8 @@ pub struct Schedule {
     /// Offset of the next intended time from `start_ns`, in ns.
     offset: f64,
     index: u64,
+    /// The seed it was made with, for [`Schedule::replay`].
+    seed: u64,
 }
 
 impl Schedule {
@@ -67,6 +69,7 @@ impl Schedule {
             rng: SplitMix64::new(seed),
             offset: 0.0,
             index: 0,
+            seed,
         };
         schedule.offset = schedule.gap(1);
         schedule
@@ -80,6 +83,11 @@ impl Schedule {
         }
     }
 
+    /// How intended starts are spaced.
+    pub fn arrivals(&self) -> Arrivals {
+        self.arrivals
+    }
+
     /// The next intended start time, in monotonic nanoseconds.
     #[inline]
     pub fn next_intended(&mut self) -> u64 {
@@ -87,6 +95,40 @@ impl Schedule {
         self.index += 1;
         self.offset = self.gap(self.index + 1);
         due
+    }
+
+    /// The same schedule from its first operation, every time later by
+    /// `shift_ns`: a plan made from time 0 replayed on the run's clock.
+    pub fn restarted(&self, shift_ns: u64) -> Schedule {
+        Schedule::new(
+            self.start_ns + shift_ns,
+            self.period_ns,
+            self.arrivals,
+            self.seed,
+        )
+    }
+
+    /// Takes every intended time before `limit_ns` and returns how many
+    /// there were: the operations offered up to then. Uniform schedules
+    /// jump there by arithmetic; Poisson ones replay their gaps (a few ns
+    /// each, off the hot path).
+    pub fn take_before(&mut self, limit_ns: u64) -> u64 {
+        let mut taken = 0;
+        if self.arrivals == Arrivals::Uniform && limit_ns > self.start_ns {
+            // Jump to just short of the limit, then step the last few.
+            let span = (limit_ns - self.start_ns) as f64 / self.period_ns;
+            let target = (span.floor() as u64).saturating_sub(2);
+            if target > self.index + 1 {
+                taken = target - (self.index + 1);
+                self.index = target - 1;
+                self.offset = self.gap(self.index + 1);
+            }
+        }
+        while self.start_ns + (self.offset.round() as u64) < limit_ns {
+            self.next_intended();
+            taken += 1;
+        }
+        taken
     }
 }
 
@@ -117,6 +159,34 @@ mod tests {
         }
         let mean_gap = last as f64 / n as f64;
         assert!((mean_gap - 1_000.0).abs() < 10.0, "mean gap {mean_gap}");
+    }
+
+    #[test]
+    fn take_before_counts_what_next_intended_would_give() {
+        for (period, arrivals) in [
+            (1_000.0, Arrivals::Uniform),
+            (333.3, Arrivals::Uniform),
+            (777.0, Arrivals::Poisson),
+        ] {
+            let plan = Schedule::new(500, period, arrivals, 9);
+            let mut stepped = plan.restarted(1_000);
+            let mut jumped = plan.restarted(1_000);
+            for limit in [
+                0, 1_500, 2_500, 2_501, 10_000, 1_000_000, 1_000_001, 5_000_000,
+            ] {
+                let mut n = 0;
+                while stepped.clone().next_intended() < limit {
+                    stepped.next_intended();
+                    n += 1;
+                }
+                assert_eq!(
+                    jumped.take_before(limit),
+                    n,
+                    "{arrivals:?} {period} {limit}"
+                );
+                assert_eq!(jumped.next_intended(), stepped.next_intended());
+            }
+        }
     }
 
     #[test]

@@ -70,6 +70,11 @@ pub fn render(sweep: &SweepFile) -> String {
             StepClass::Unsure => "cannot tell",
             StepClass::GeneratorLimited => "generator behind",
         };
+        let verdict = if step.saturated.is_some() && step.class == StepClass::Above {
+            "missed, target saturated"
+        } else {
+            verdict
+        };
         let repeats = match step.runs.len() {
             1 => String::new(),
             n if step.repeats_disagree => format!(" ({n} runs, they disagree)"),

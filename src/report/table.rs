@@ -76,6 +76,7 @@ fn render_input(input: &InputAnalysis, confidence: f64) -> String {
         render_series(&mut out, series, confidence);
     }
     render_layers(&mut out, input);
+    render_load(&mut out, input);
     if input.counts_stalls_once() {
         let _ = writeln!(
             out,
@@ -116,6 +117,56 @@ fn render_layers(out: &mut String, input: &InputAnalysis) {
                 runq
             );
         }
+    }
+}
+
+/// An open-loop run's offered against achieved rate and the generator's
+/// lag, and who fell behind when someone did.
+fn render_load(out: &mut String, input: &InputAnalysis) {
+    let Some(v) = &input.offered_load else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nload: offered {:.0}/s (--rate {:.0}/s), achieved {:.0}/s ({})",
+        v.offered_per_s,
+        v.rate_per_s,
+        v.achieved_per_s,
+        if v.offered_per_s > 0.0 {
+            percent(v.achieved_per_s / v.offered_per_s)
+        } else {
+            "-".into()
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  generator lag (own: issued − due, once a slot was free): p50 {}  p99 {}  max {}  (one gap {})",
+        format_ns(v.lag.p50_ns as f64),
+        format_ns(v.lag.p99_ns as f64),
+        format_ns(v.lag.max_ns as f64),
+        format_ns(v.period_ns)
+    );
+    if let Some(s) = &v.service {
+        let _ = writeln!(
+            out,
+            "  target service time: p50 {}  p99 {}  max {}{}",
+            format_ns(s.p50_ns as f64),
+            format_ns(s.p99_ns as f64),
+            format_ns(s.max_ns as f64),
+            match (v.occupancy, v.in_flight_limit) {
+                (Some(o), Some(limit)) => format!(
+                    "; {:.2} of {limit} in-flight slots held by the target on average",
+                    o * limit as f64
+                ),
+                _ => String::new(),
+            }
+        );
+    }
+    for finding in [&v.generator_fell_behind, &v.saturated]
+        .into_iter()
+        .flatten()
+    {
+        let _ = writeln!(out, "  {finding}");
     }
 }
 

@@ -86,6 +86,12 @@ pub fn run_with_summary(
         disk: None,
         broker: None,
         kernel: None,
+        // One input's offered load stays on its grid; merged inputs'
+        // offered counts are not added up (yet): unknown.
+        offered: match inputs {
+            [only] => only.run.as_ref().and_then(|r| r.offered.clone()),
+            _ => None,
+        },
         observers: Vec::new(),
         integrity: None,
     }

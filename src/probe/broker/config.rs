@@ -11,7 +11,7 @@ use super::stamp::STAMP_BYTES;
 use crate::error::input_error;
 use crate::model::MeasuredFrom;
 use crate::model::broker::ClientSettings;
-use crate::probe::run::SeriesSpec;
+use crate::probe::run::{OfferedPlan, SeriesSpec};
 use crate::record::Arrivals;
 
 /// `acks`.
@@ -197,15 +197,46 @@ impl BrokerConfig {
         let queue = add("publish.queue", from);
         let e2e = add("e2e", from);
         let fetch = acked.then(|| add("e2e.fetch", MeasuredFrom::ActualStart));
+        let lag = self
+            .rate_per_s
+            .is_some()
+            .then(|| add("lag", MeasuredFrom::IntendedStart));
         (
             specs,
             ProduceSeries {
                 publish,
                 service,
                 queue,
+                lag,
             },
             ConsumeSeries { e2e, fetch },
         )
+    }
+
+    /// Open loop: what the engine needs to count the offered load and
+    /// judge whether the producers kept up.
+    pub(super) fn offered(&self) -> Option<OfferedPlan> {
+        let rate = self.rate_per_s?;
+        let acked = self.acks != Acks::None;
+        let share = rate / self.producers as f64;
+        Some(OfferedPlan {
+            rate_per_s: rate,
+            schedules: (0..self.producers)
+                .map(|i| super::produce::schedule(share, self.arrivals, i, self.producers, 0))
+                .collect(),
+            runtime_ns: self.runtime_ns,
+            in_flight_limit: None,
+            lag: "lag".into(),
+            completed: vec![if acked { "publish" } else { "publish.queue" }.into()],
+            service: if acked {
+                vec!["publish.service".into()]
+            } else {
+                Vec::new()
+            },
+            advice: "each producer is one thread: add producers (--producers), give cauda CPUs \
+                     away from busy tasks, or batch more per request (--linger, --batch-bytes); \
+                     then lower --rate if it still lags",
+        })
     }
 
     /// The client settings the run file reports.

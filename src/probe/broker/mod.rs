@@ -199,6 +199,7 @@ fn plan(config: &BrokerConfig, topic: &TopicInfo) -> Result<(Plan, ProduceSeries
         threads: config.producers + config.consumers,
         interval_ns: config.interval_length_ns,
         warnings,
+        offered: config.offered(),
     };
     Ok((plan, produce_ids, consume_ids))
 }

@@ -11,8 +11,8 @@ use super::workload::{Distribution, Rw};
 use crate::error::input_error;
 use crate::model::MeasuredFrom;
 use crate::model::disk::EngineKind;
-use crate::probe::run::SeriesSpec;
-use crate::record::Arrivals;
+use crate::probe::run::{OfferedPlan, SeriesSpec};
+use crate::record::{Arrivals, Schedule};
 use crate::units::format_duration_compact;
 
 /// The disk probe's parameters as resolved; stored in the run file.
@@ -119,6 +119,54 @@ impl DiskConfig {
         Ok(())
     }
 
+    /// Job `job`'s seed (its workload, its engine's fill and its arrivals).
+    pub(super) fn job_seed(&self, job: usize) -> u64 {
+        self.seed
+            .wrapping_add(job as u64)
+            .wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Open loop: job `job`'s schedule from `start` (uniform schedules of
+    /// the jobs are spread over one period, not in step).
+    pub(super) fn job_schedule(&self, job: usize, start: u64) -> Option<Schedule> {
+        let rate = self.rate_per_s?;
+        let period = 1e9 * self.jobs as f64 / rate;
+        let phase = (period * job as f64 / self.jobs as f64) as u64;
+        Some(Schedule::new(
+            start + phase,
+            period,
+            self.arrivals,
+            self.job_seed(job),
+        ))
+    }
+
+    /// Open loop: what the engine needs to count the offered load and
+    /// judge whether the generator kept up.
+    pub(super) fn offered(&self) -> Option<OfferedPlan> {
+        let (specs, _) = self.series();
+        let tags = |from: MeasuredFrom| -> Vec<String> {
+            specs
+                .iter()
+                .filter(|s| s.tag != "lag" && s.measured_from == from)
+                .map(|s| s.tag.clone())
+                .collect()
+        };
+        Some(OfferedPlan {
+            rate_per_s: self.rate_per_s?,
+            schedules: (0..self.jobs)
+                .filter_map(|job| self.job_schedule(job, 0))
+                .collect(),
+            runtime_ns: self.runtime_ns,
+            in_flight_limit: Some((self.jobs * self.iodepth) as u64),
+            lag: "lag".into(),
+            completed: tags(MeasuredFrom::IntendedStart),
+            service: tags(MeasuredFrom::ActualStart),
+            advice: "each job is one thread with --iodepth operations in flight: raise \
+                     --iodepth or --jobs, or give the jobs CPUs away from busy tasks; then \
+                     lower --rate if it still lags",
+        })
+    }
+
     /// The series recorded, and where each direction's values go.
     pub(super) fn series(&self) -> (Vec<SeriesSpec>, SeriesMap) {
         let mut specs = Vec::new();
@@ -157,6 +205,13 @@ impl DiskConfig {
                     });
                 }
             }
+        }
+        if open {
+            map.lag = Some(specs.len());
+            specs.push(SeriesSpec {
+                tag: "lag".into(),
+                measured_from: MeasuredFrom::IntendedStart,
+            });
         }
         (specs, map)
     }

@@ -13,7 +13,7 @@ use super::measure::{Discard, Job, JobStats, SeriesMap};
 use super::target::Target;
 use super::workload::{Workload, WorkloadSpec};
 use crate::model::disk::EngineKind;
-use crate::record::{Clock, MonotonicClock, Recorder, Schedule, Sink, StopFlag};
+use crate::record::{Clock, MonotonicClock, Recorder, Sink, StopFlag};
 
 /// What every job of a run shares, and each one's engine and workload
 /// between preparing and measuring.
@@ -23,8 +23,6 @@ pub(super) struct Jobs<'a> {
     kind: EngineKind,
     spec: WorkloadSpec,
     map: SeriesMap,
-    /// Open loop: the time between one job's intended starts, ns.
-    period_ns: Option<f64>,
     engines: Mutex<Vec<Option<(AnyEngine, Workload)>>>,
     stats: Mutex<Vec<JobStats>>,
     stop: &'a StopFlag,
@@ -55,7 +53,6 @@ impl<'a> Jobs<'a> {
             kind,
             spec,
             map,
-            period_ns: config.rate_per_s.map(|r| 1e9 * config.jobs as f64 / r),
             engines: Mutex::new((0..config.jobs).map(|_| None).collect()),
             stats: Mutex::new(Vec::new()),
             stop,
@@ -63,10 +60,7 @@ impl<'a> Jobs<'a> {
     }
 
     fn seed(&self, job: usize) -> u64 {
-        self.config
-            .seed
-            .wrapping_add(job as u64)
-            .wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.config.job_seed(job)
     }
 
     /// Runs `state` from `start` until `end`: closed loop, or open loop
@@ -80,14 +74,9 @@ impl<'a> Jobs<'a> {
         end: u64,
     ) -> std::io::Result<u64> {
         let clock = MonotonicClock;
-        match self.period_ns {
+        match self.config.job_schedule(job, start) {
             None => state.closed_loop(&clock, end),
-            Some(p) => {
-                let phase = (p * job as f64 / self.config.jobs as f64) as u64;
-                let mut schedule =
-                    Schedule::new(start + phase, p, self.config.arrivals, self.seed(job));
-                state.open_loop(&clock, &mut schedule, end)
-            }
+            Some(mut schedule) => state.open_loop(&clock, &mut schedule, end),
         }
     }
 

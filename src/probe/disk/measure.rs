@@ -32,6 +32,12 @@ pub struct SeriesMap {
     /// `--slat-clat`: from the submitting call's return to the completion
     /// (fio's clat).
     pub clat: [Option<SeriesId>; 3],
+    /// Open loop: how late each operation was submitted against the later
+    /// of its intended start and a free slot (the generator's own lag),
+    /// one series for the job's whole schedule (the
+    /// direction is drawn after the due time, so lag is the generator's,
+    /// not a direction's).
+    pub lag: Option<SeriesId>,
 }
 
 impl SeriesMap {
@@ -342,7 +348,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         if split {
             queue.submitting.clone_from(&queue.queued);
         }
-        queue.mark_submitted(clock.now());
+        self.mark_submitted(queue, clock.now());
         self.engine.flush()?;
         if split {
             let issued = clock.now();
@@ -351,6 +357,21 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             }
         }
         Ok(())
+    }
+
+    /// Stamps the queued operations as submitted at `now`, recording how
+    /// late each left against the later of its intended start and the
+    /// moment a slot was free (open loop): the generator's own lag.
+    #[inline]
+    fn mark_submitted(&mut self, queue: &mut Queue, now: u64) {
+        if let Some(series) = self.series.lag {
+            for &slot in &queue.queued {
+                // Not before a slot was free: waiting for one is the target's.
+                let ready = queue.slots[slot].intended.max(queue.slot_free_at);
+                self.sink.record(now, series, now.saturating_sub(ready));
+            }
+        }
+        queue.mark_submitted(now);
     }
 
     /// Submits what is queued (stamped as late as possible: right before
@@ -368,13 +389,16 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
             self.submit_queued(clock, queue)?;
         }
         let submitted = clock.now();
-        queue.mark_submitted(submitted);
+        self.mark_submitted(queue, submitted);
         let timeout = wake_at.map(|due| due.saturating_sub(submitted).clamp(1, SLICE_NS));
         self.engine.submit(1, timeout, &mut queue.done)?;
         let now = clock.now();
         let mut go_on = true;
         for c in queue.done.drain(..) {
             queue.in_flight -= 1;
+            if queue.free.is_empty() {
+                queue.slot_free_at = now;
+            }
             queue.free.push(c.slot);
             let slot = std::mem::replace(&mut queue.slots[c.slot], empty_slot());
             if !self.complete(c, &slot, now, open_loop, &mut queue.expect) {
@@ -396,6 +420,9 @@ struct Queue {
     submitting: Vec<usize>,
     done: Vec<Completion>,
     in_flight: usize,
+    /// When a slot last became free after all were busy (0: never full):
+    /// no operation could be submitted before it.
+    slot_free_at: u64,
     /// `--verify`: the pattern a read should hold.
     expect: Vec<u8>,
 }
@@ -409,6 +436,7 @@ impl Queue {
             submitting: Vec::with_capacity(depth),
             done: Vec::with_capacity(depth),
             in_flight: 0,
+            slot_free_at: 0,
             expect: Vec::new(),
         }
     }

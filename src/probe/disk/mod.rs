@@ -167,6 +167,7 @@ fn plan(
         threads: config.jobs,
         interval_ns: config.interval_length_ns,
         warnings,
+        offered: config.offered(),
     };
     Ok((plan, map))
 }

@@ -22,7 +22,7 @@ use super::config::{Proto, SeriesIds};
 use super::link::{Link, Received};
 use super::protocol::{Header, Kind};
 use crate::model::run::FAULT_TOTALS;
-use crate::record::{Clock, Schedule, Sink, StopFlag};
+use crate::record::{Clock, Sink, StopFlag};
 
 /// Replies remembered per connection to tell duplicates from late replies.
 const WINDOW: u64 = 4096;
@@ -214,15 +214,14 @@ pub fn ping<C: Clock, S: Sink>(
     sink: &mut S,
     stop: &StopFlag,
 ) -> Result<u64> {
-    let mut schedule = pacing.rate.map(|(period, phase)| {
-        Schedule::new(
-            pacing.start_ns + phase,
-            period,
-            crate::record::Arrivals::Uniform,
-            1,
-        )
-    });
+    let mut schedule = pacing
+        .rate
+        .map(|rate| super::config::schedule(rate, pacing.start_ns));
     let mut ready = clock.now();
+    // When the connection's one message in flight was last answered (or
+    // given up): no send could leave before it, so lateness until then is
+    // the target's, not the generator's.
+    let mut free_at = 0;
     loop {
         let intended = match &mut schedule {
             Some(s) => s.next_intended(),
@@ -239,6 +238,9 @@ pub fn ping<C: Clock, S: Sink>(
         let sent = clock.now();
         link.send(talk.next(sent))?;
         talk.counts.sent += 1;
+        if let Some(id) = ids.lag {
+            sink.record(sent, id, sent.saturating_sub(intended.max(free_at)));
+        }
         let deadline = sent.saturating_add(pacing.timeout_ns);
         loop {
             match link.recv(clock, deadline, stop)? {
@@ -258,6 +260,7 @@ pub fn ping<C: Clock, S: Sink>(
                         sink.record(done, id, rtt / 2);
                     }
                     ready = done + pacing.gap_ns;
+                    free_at = done;
                     break;
                 }
                 Received::Malformed(_) => talk.counts.malformed += 1,
@@ -278,6 +281,7 @@ pub fn ping<C: Clock, S: Sink>(
                         }
                     }
                     ready = done + pacing.gap_ns;
+                    free_at = done;
                     break;
                 }
                 Received::Stopped => {

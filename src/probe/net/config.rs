@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::model::MeasuredFrom;
-use crate::probe::run::SeriesSpec;
+use crate::probe::run::{OfferedPlan, SeriesSpec};
+use crate::record::Schedule;
 
 /// The transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -93,6 +94,35 @@ impl NetConfig {
         Ok(())
     }
 
+    /// Open loop: connection `thread`'s period and phase (the connections'
+    /// schedules are spread over one period).
+    pub fn rate_of(&self, thread: usize) -> Option<(f64, u64)> {
+        self.rate_per_s.map(|r| {
+            let period = 1e9 * self.conns as f64 / r;
+            (period, (period * thread as f64 / self.conns as f64) as u64)
+        })
+    }
+
+    /// Open loop: what the engine needs to count the offered load and
+    /// judge whether the generator kept up.
+    pub(super) fn offered(&self) -> Option<OfferedPlan> {
+        let rate = self.rate_per_s?;
+        Some(OfferedPlan {
+            rate_per_s: rate,
+            schedules: (0..self.conns)
+                .filter_map(|t| self.rate_of(t).map(|r| schedule(r, 0)))
+                .collect(),
+            runtime_ns: self.runtime_ns,
+            in_flight_limit: Some(self.conns as u64),
+            lag: "lag".into(),
+            completed: vec!["rtt".into()],
+            service: vec!["service".into()],
+            advice: "each connection keeps one message in flight and is one thread: add \
+                     connections (--conns), give the client CPUs of its own (--cpus, away from \
+                     busy tasks), or try --busy-poll; then lower --rate if it still lags",
+        })
+    }
+
     /// The series recorded, and where each connection puts them.
     pub(super) fn series(&self) -> (Vec<SeriesSpec>, SeriesIds) {
         let rate = self.rate_per_s.is_some();
@@ -109,12 +139,18 @@ impl NetConfig {
             rtt: 0,
             service: None,
             half: None,
+            lag: None,
         };
         if rate {
             ids.service = Some(specs.len());
             specs.push(SeriesSpec {
                 tag: "service".into(),
                 measured_from: MeasuredFrom::ActualStart,
+            });
+            ids.lag = Some(specs.len());
+            specs.push(SeriesSpec {
+                tag: "lag".into(),
+                measured_from: MeasuredFrom::IntendedStart,
             });
         }
         if self.report_half {
@@ -137,4 +173,17 @@ pub struct SeriesIds {
     pub service: Option<usize>,
     /// The round trip halved; `--report-half` only.
     pub half: Option<usize>,
+    /// How late each message was sent against the later of its intended
+    /// time and the previous reply (the generator's own lag); rate mode only.
+    pub lag: Option<usize>,
+}
+
+/// A connection's schedule from `start_ns`, given its period and phase.
+pub fn schedule((period, phase): (f64, u64), start_ns: u64) -> Schedule {
+    Schedule::new(
+        start_ns + phase,
+        period,
+        crate::record::Arrivals::Uniform,
+        1,
+    )
 }

@@ -113,13 +113,7 @@ impl<'a> Conns<'a> {
     fn pacing(&self, thread: usize, start: u64) -> Pacing {
         let config = self.config;
         Pacing {
-            rate: config.rate_per_s.map(|r| {
-                let period = 1e9 * config.conns as f64 / r;
-                (
-                    period,
-                    (period * thread as f64 / config.conns as f64) as u64,
-                )
-            }),
+            rate: config.rate_of(thread),
             gap_ns: config.gap_ns,
             timeout_ns: config.timeout_ns,
             busy_poll: config.busy_poll,

@@ -96,6 +96,7 @@ fn plan(config: &NetConfig) -> Result<(Plan, SeriesIds)> {
         threads: config.conns,
         interval_ns: config.interval_length_ns,
         warnings: Vec::new(),
+        offered: config.offered(),
     };
     Ok((plan, ids))
 }

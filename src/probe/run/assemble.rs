@@ -108,6 +108,17 @@ pub fn assemble(
         shared_cpus,
     } = measured;
     let gathered = gather(&mut collected, watched, &start, plan.interval_ns);
+    let cut_short = stop.is_raised() || thread_error.is_some();
+    let offered = plan.offered.as_ref().map(|o| {
+        super::offered::count(
+            o,
+            start.run_start,
+            collected.end_ns,
+            plan.interval_ns,
+            cut_short,
+        )
+    });
+    let advice = plan.offered.as_ref().map(|o| o.advice);
     let summary = series_summaries(&gathered.series).map_err(|e| anyhow!(e))?;
     let warnings = plan
         .warnings
@@ -120,7 +131,7 @@ pub fn assemble(
         ))
         .chain(gathered.kernel.iter().flat_map(trace::report::warnings))
         .collect();
-    let run = RunFile {
+    let mut run = RunFile {
         schema: RUN_SCHEMA.into(),
         tool: Tool::this(),
         probe: plan.probe.into(),
@@ -142,9 +153,14 @@ pub fn assemble(
         disk: None,
         broker: None,
         kernel: gathered.kernel,
+        offered,
         observers: gathered.observers,
         integrity: None,
     };
+    if let Some(advice) = advice {
+        run.warnings
+            .extend(super::offered::behind_warning(&run, advice));
+    }
     let failures = Failures {
         thread: thread_error,
         hlog: collected.hlog_error,

@@ -30,6 +30,7 @@ pub mod endpoint;
 pub mod heartbeat;
 pub mod live;
 pub mod observer;
+pub mod offered;
 pub mod placement;
 pub mod plan;
 pub mod start;
@@ -41,7 +42,7 @@ use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 use anyhow::{Context, Result, anyhow};
 
 pub use destination::Destination;
-pub use plan::{Finished, Observe, Plan, SeriesSpec};
+pub use plan::{Finished, Observe, OfferedPlan, Plan, SeriesSpec};
 
 use crate::formats::export::hlog::HlogWriter;
 use crate::formats::hlog_comments;

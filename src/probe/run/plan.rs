@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::model::{LoadMode, MeasuredFrom, RunFile, Warning};
+use crate::record::Schedule;
 
 /// What a series is, declared before the run.
 #[derive(Clone, Debug)]
@@ -32,6 +33,34 @@ pub struct Plan {
     pub interval_ns: u64,
     /// Warnings raised while preparing.
     pub warnings: Vec<Warning>,
+    /// Open loop: the schedules the threads keep, from which the engine
+    /// counts what was offered per interval (`None` in a closed loop, and
+    /// for `timer`, whose wake-up latency already is its lateness).
+    pub offered: Option<OfferedPlan>,
+}
+
+/// What an open-loop probe declares of its schedules and series, so the
+/// run file can say what was offered, what was achieved and whether the
+/// generator kept up (`model::OfferedLoad`).
+#[derive(Debug)]
+pub struct OfferedPlan {
+    /// `--rate`, over all threads.
+    pub rate_per_s: f64,
+    /// Each issuing thread's schedule as it would run from time 0 (the
+    /// engine replays them shifted to the run's start).
+    pub schedules: Vec<Schedule>,
+    /// How long the schedules run, ns (`--runtime`).
+    pub runtime_ns: u64,
+    /// The most operations in flight at once, where fixed.
+    pub in_flight_limit: Option<u64>,
+    /// The lag series' tag.
+    pub lag: String,
+    /// The series whose counts are the completed operations.
+    pub completed: Vec<String>,
+    /// The service time series.
+    pub service: Vec<String>,
+    /// What to do when the generator fell behind, with this probe's flags.
+    pub advice: &'static str,
 }
 
 /// What a probe asks the run to observe beside it (what the user asked

@@ -23,8 +23,8 @@ use std::time::{Instant, SystemTime};
 use anyhow::{Context, Result};
 
 use crate::error::{Outcome, input_error};
+use crate::model::Tool;
 use crate::model::sweep::{Capacity, Ending, Knob, SWEEP_SCHEMA, StepClass, SweepFile, SweepStep};
-use crate::model::{RunFile, Tool};
 use crate::record::StopFlag;
 use crate::units::format_duration_compact;
 use crate::workflow::child::{self, Ended};
@@ -199,8 +199,13 @@ impl<'a> Sweep<'a> {
             }
         };
         runs.push((measured.run, position));
-        let (judged, tag) =
-            step::judge_runs(config, &self.dir, value, runs, generator_fell_behind)?;
+        let (judged, tag) = step::judge_runs(
+            config,
+            &self.dir,
+            value,
+            runs,
+            crate::analyze::load::load_verdict,
+        )?;
         self.series = tag;
         if !config.quiet {
             eprintln!("{}", finding::step_line(&judged, config));
@@ -265,13 +270,4 @@ impl<'a> Sweep<'a> {
         crate::output::write_atomic(&self.dir.join("sweep.json"), &bytes)?;
         Ok(file)
     }
-}
-
-/// Whether the generator, not the target, fell behind in a run (the
-/// probe's own warning says so).
-fn generator_fell_behind(run: &RunFile) -> Option<String> {
-    run.warnings
-        .iter()
-        .find(|w| w.message.contains("generator fell behind"))
-        .map(|w| w.message.clone())
 }

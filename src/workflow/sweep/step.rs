@@ -7,6 +7,7 @@ use std::process::Stdio;
 use anyhow::{Context, Result, anyhow};
 
 use super::config::SweepConfig;
+use crate::analyze::load::LoadVerdict;
 use crate::analyze::objective::{Objective, judge};
 use crate::formats::import::{self, options::ReadOptions};
 use crate::model::sweep::{Judged, Knob, StepClass, SweepStep, Verdict};
@@ -68,7 +69,7 @@ pub fn judge_runs(
     dir: &Path,
     value: f64,
     runs: &[(String, usize)],
-    generator_fell_behind: impl Fn(&RunFile) -> Option<String>,
+    verdict: impl Fn(&RunFile) -> Option<LoadVerdict>,
 ) -> Result<(SweepStep, String)> {
     let mut tag = String::new();
     let mut pooled = LatencyHistogram::new();
@@ -76,6 +77,7 @@ pub fn judge_runs(
     let mut measured_ns = 0;
     let mut verdicts = Vec::new();
     let mut behind = None;
+    let mut saturated = None;
     for (name, _) in runs {
         let run = read_run(&dir.join(name))?;
         let series =
@@ -88,7 +90,10 @@ pub fn judge_runs(
             lag.add(&lag_series.merged().map_err(|e| anyhow!("{name}: {e}"))?);
         }
         measured_ns += run.duration_ns;
-        behind = behind.or_else(|| generator_fell_behind(&run));
+        if let Some(load) = verdict(&run) {
+            behind = behind.or(load.generator_fell_behind);
+            saturated = saturated.or(load.saturated);
+        }
     }
     let objective = judge(&pooled, &config.objective, config.confidence);
     let own = config.objective.percentile.key.as_str();
@@ -114,6 +119,23 @@ pub fn judge_runs(
             Verdict::Straddles | Verdict::Unsupported => StepClass::Unsure,
         }
     };
+    let lag_p99_ns = (lag.count() > 0)
+        .then(|| crate::analyze::quantile::percentile_values(&lag, &[percentile("99")])[0]);
+    // A step that missed while the generator kept to its schedule (its own
+    // lag a tenth of the latency or less) is the target's, even where the
+    // drain after the run hides the shortfall in the achieved rate.
+    if class == StepClass::Above
+        && saturated.is_none()
+        && let (Some(lag), Some(value)) = (lag_p99_ns, objective.value_ns)
+        && lag.saturating_mul(10) <= value
+    {
+        saturated = Some(format!(
+            "the target's: p{} {} while the generator's own lag p99 was {}",
+            config.objective.percentile.key,
+            crate::units::format_ns(value as f64),
+            crate::units::format_ns(lag as f64)
+        ));
+    }
     let seconds = measured_ns.max(1) as f64 / 1e9;
     let step = SweepStep {
         value,
@@ -122,9 +144,9 @@ pub fn judge_runs(
         measured_ns,
         offered_per_s: (config.knob == Knob::Rate).then_some(value),
         achieved_per_s: pooled.count() as f64 / seconds,
-        lag_p99_ns: (lag.count() > 0)
-            .then(|| crate::analyze::quantile::percentile_values(&lag, &[percentile("99")])[0]),
+        lag_p99_ns,
         generator_fell_behind: behind,
+        saturated,
         percentiles,
         repeats_disagree: verdicts.windows(2).any(|w| w[0] != w[1]),
         objective,

@@ -30,6 +30,25 @@ use kafka_protocol::records::{
 
 pub use self::state::{Pace, ProduceSeries, ProduceSettings, Producer};
 
+/// Producer `index`'s schedule from `start_ns` at `rate` records per second
+/// (its own share): the producers' schedules are spread over one period.
+pub fn schedule(
+    rate: f64,
+    arrivals: crate::record::Arrivals,
+    index: usize,
+    producers: usize,
+    start_ns: u64,
+) -> Schedule {
+    let period = 1e9 / rate;
+    let phase = (period * index as f64 / producers as f64) as u64;
+    Schedule::new(
+        start_ns + phase,
+        period,
+        arrivals,
+        0x6361_7564_6100 + index as u64,
+    )
+}
+
 use self::acks::{advice, first_error};
 use self::state::{Batch, InFlight, Leader, Pending};
 use super::ledger::{Ledger, Produced};
@@ -172,14 +191,7 @@ impl Producer {
     ) -> Result<u64> {
         let result = match pace {
             Pace::Rate(rate, arrivals) => {
-                let period = 1e9 / rate;
-                let phase = (period * self.index as f64 / producers as f64) as u64;
-                let schedule = Schedule::new(
-                    start_ns + phase,
-                    period,
-                    arrivals,
-                    0x6361_7564_6100 + self.index as u64,
-                );
+                let schedule = schedule(rate, arrivals, self.index, producers, start_ns);
                 self.open_loop(clock, sink, stop, schedule, end_ns, series, ledger)
             }
             Pace::Closed => self.closed_loop(clock, sink, stop, end_ns, series, ledger),
@@ -214,6 +226,9 @@ impl Producer {
             }
             let now = clock.now();
             while next <= now && next < end_ns {
+                if let Some(id) = series.lag {
+                    sink.record(now, id, now.saturating_sub(next));
+                }
                 self.enqueue(next, now);
                 next = schedule.next_intended();
             }

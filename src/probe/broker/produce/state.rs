@@ -37,6 +37,9 @@ pub struct ProduceSeries {
     pub service: Option<usize>,
     /// Intended → written.
     pub queue: usize,
+    /// Open loop: how late each record was queued against its intended
+    /// time (the producer's own lag).
+    pub lag: Option<usize>,
 }
 
 /// How a producer paces its records.
