@@ -415,3 +415,42 @@ fn compare_colours_a_terminal_unless_no_color_is_set() {
         "{without}"
     );
 }
+
+#[test]
+fn progress_is_drawn_only_on_a_terminal() {
+    if skip_without("script", "CAUDA_REQUIRE_SCRIPT") {
+        return;
+    }
+    // The shortest lab: the audit and hiccup steps (about 3 s).
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["lab", "--quick", "--skip", "timer,disk,net", "--dir"];
+    let out = cauda()
+        .args(args)
+        .arg(dir.path())
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[2/2] hiccup"),
+        "one line per step: {stderr}"
+    );
+    assert!(
+        !stderr.contains('\x1b') && !out.stdout.contains(&0x1b),
+        "{stderr}"
+    );
+    let line = format!(
+        "{} {} {}",
+        assert_cmd::cargo::cargo_bin("cauda").display(),
+        args.join(" "),
+        dir.path().display()
+    );
+    let on_a_terminal = StdCommand::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(on_a_terminal.status.success(), "{on_a_terminal:?}");
+    let text = String::from_utf8_lossy(&on_a_terminal.stdout);
+    assert!(text.contains("\r\x1b[2K"), "no live line: {text}");
+}
