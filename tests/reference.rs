@@ -454,3 +454,24 @@ fn progress_is_drawn_only_on_a_terminal() {
     let text = String::from_utf8_lossy(&on_a_terminal.stdout);
     assert!(text.contains("\r\x1b[2K"), "no live line: {text}");
 }
+
+#[test]
+fn help_and_usage_errors_on_a_terminal_follow_no_color() {
+    if skip_without("script", "CAUDA_REQUIRE_SCRIPT") {
+        return;
+    }
+    // clap styles --help and its errors on a terminal; NO_COLOR turns
+    // that off as it does compare's verdicts.
+    let binary = assert_cmd::cargo::cargo_bin("cauda");
+    for args in ["--help", "compare --help", "lab --no-such-flag"] {
+        let line = format!("{} {args}", binary.display());
+        let out = StdCommand::new("script")
+            .args(["-qc", &line, "/dev/null"])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage"), "{args}: {text}");
+        assert!(!text.contains('\x1b'), "{args}: {text}");
+    }
+}
