@@ -142,6 +142,18 @@ fn every_shell_script_names_every_command() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{shell} {check}: {out:?}");
+        if shell == "fish" {
+            let program = format!("source {}; complete -C 'cauda disk --r'", file.display());
+            let out = StdCommand::new("fish")
+                .args(["-c", &program])
+                .output()
+                .unwrap();
+            let offered = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                offered.lines().any(|l| l.starts_with("--rate\t")),
+                "{offered}"
+            );
+        }
     }
 }
 
