@@ -45,5 +45,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         Command::Report(args) => args.run(),
         Command::Sweep(args) => args.run(),
         Command::Host(args) => args.run(),
+        Command::Completions(args) => args.run(Cli::command_line()),
+        Command::Man(args) => args.run(Cli::command_line()),
     }
 }

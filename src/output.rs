@@ -29,7 +29,7 @@ use crate::input::kind_of;
 
 pub mod dir;
 mod marks;
-pub use marks::HTML_MARK;
+pub use marks::{HTML_MARK, MAN_MARK};
 use marks::{is_cauda_hlog, is_cauda_html, is_cauda_run_file};
 
 /// What kind of file cauda may overwrite at a path.
@@ -43,6 +43,8 @@ pub enum OwnKind {
     Parquet,
     /// An HTML report cauda wrote (its head carries [`HTML_MARK`]).
     HtmlReport,
+    /// A manual page `cauda man` wrote (its first line is [`MAN_MARK`]).
+    ManPage,
     /// Anything else (CSV, .hgrm): an existing file is never assumed ours.
     Other,
 }
@@ -86,6 +88,7 @@ pub fn check_writable(path: &Path, kind: OwnKind, force: bool, flag: &str) -> Re
                 OwnKind::Hlog => is_cauda_hlog(path),
                 OwnKind::Parquet => marks::is_cauda_parquet(path),
                 OwnKind::HtmlReport => is_cauda_html(path),
+                OwnKind::ManPage => marks::is_cauda_man_page(path),
                 OwnKind::Other => false,
             };
             if !ours && !force {

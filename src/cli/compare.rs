@@ -12,6 +12,7 @@ use crate::analyze::compare::{self, CompareOptions};
 use crate::error::{Outcome, input_error};
 use crate::model::sweep::SweepFile;
 use crate::report;
+use crate::report::color::ColorChoice;
 
 fn budgets(text: &str) -> Result<BudgetList, String> {
     crate::analyze::compare::parse_budgets(text).map(BudgetList)
@@ -54,6 +55,10 @@ pub struct CompareArgs {
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Colour the verdicts of the table (better green, worse red): auto
+    /// when stdout is a terminal and NO_COLOR is unset or empty.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
     /// Input options.
     #[command(flatten)]
     pub input: InputArgs,
@@ -84,7 +89,12 @@ impl CompareArgs {
         } else if self.markdown {
             write!(out, "{}", report::compare::render_markdown(&comparison))?;
         } else {
-            write!(out, "{}", report::compare::render_text(&comparison))?;
+            let color = self.color.for_stdout();
+            write!(
+                out,
+                "{}",
+                report::compare::render_styled(&comparison, color)
+            )?;
         }
         out.flush()?;
         if let Some(budget) = budgets

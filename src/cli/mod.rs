@@ -6,6 +6,7 @@
 pub mod analyze;
 pub mod broker;
 pub mod compare;
+pub mod completions;
 pub mod convert;
 pub mod disk;
 pub mod hiccup;
@@ -13,6 +14,7 @@ pub mod host;
 pub mod inputs;
 pub mod kernel;
 pub mod lab;
+pub mod man;
 pub mod measure;
 pub mod merge;
 pub mod net;
@@ -29,6 +31,7 @@ use clap::{Parser, Subcommand};
 pub use analyze::AnalyzeArgs;
 pub use broker::BrokerArgs;
 pub use compare::{BudgetList, CompareArgs};
+pub use completions::CompletionsArgs;
 pub use convert::ConvertArgs;
 pub use disk::DiskArgs;
 pub use hiccup::HiccupArgs;
@@ -36,6 +39,7 @@ pub use host::{HoldArgs, HostArgs, HostAuditArgs, HostCommand, RollbackArgs, Tun
 pub use inputs::InputArgs;
 pub use kernel::KernelArgs;
 pub use lab::LabArgs;
+pub use man::ManArgs;
 pub use merge::MergeArgs;
 pub use net::NetArgs;
 pub use parse::{CpuList, DurationList, Label, PercentileList};
@@ -158,6 +162,16 @@ pub enum Command {
     ///
     /// Example: cauda report run1.json run2.json -o report.html --baseline before.json
     Report(ReportArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish or
+    /// powershell) to stdout, made from the same definitions as --help.
+    ///
+    /// Example: cauda completions bash > ~/.local/share/bash-completion/completions/cauda
+    Completions(CompletionsArgs),
+    /// Print the manual page cauda(1) to stdout, or a command's page (cauda
+    /// man host audit), or write every page into a directory with --dir.
+    ///
+    /// Example: cauda man --dir ~/.local/share/man/man1
+    Man(ManArgs),
 }
 
 /// Value names of options whose value is a number with or without a unit.

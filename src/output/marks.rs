@@ -1,6 +1,6 @@
 //! How cauda knows its own files, so it may write them again: the marks
 //! each kind carries near its start (run files, `.hlog`s, HTML reports,
-//! Parquet tables), read through gzip where a file is compressed.
+//! manual pages, Parquet tables), read through gzip where a file is compressed.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -46,6 +46,14 @@ pub(super) fn is_cauda_html(path: &Path) -> bool {
         && head
             .windows(HTML_MARK.len())
             .any(|w| w == HTML_MARK.as_bytes())
+}
+
+/// The first line of every manual page `cauda man` writes (a roff
+/// comment), followed by cauda's version: how cauda knows its own pages.
+pub const MAN_MARK: &str = ".\\\" Written by `cauda man`";
+
+pub(super) fn is_cauda_man_page(path: &Path) -> bool {
+    head_of(path, MAN_MARK.len() as u64).starts_with(MAN_MARK.as_bytes())
 }
 
 pub(super) fn is_cauda_hlog(path: &Path) -> bool {

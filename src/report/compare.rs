@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::analyze::compare::{Comparison, Row, Verdict};
+use crate::report::color::{Paint, paint};
 use crate::report::table::thousands;
 use crate::units::format_ns;
 
@@ -69,18 +70,35 @@ fn host_lines(c: &Comparison, out: &mut String, bullet: &str) {
     }
 }
 
-/// The terminal table.
+/// The terminal table, without colour.
 pub fn render_text(c: &Comparison) -> String {
+    render_styled(c, false)
+}
+
+/// The verdict cell, coloured when `color`: green better, bold red worse.
+fn verdict_cell(row: &Row, cell: &str, color: bool) -> String {
+    match row.verdict {
+        Verdict::Better if color => paint(cell, Paint::Good),
+        Verdict::Worse if color => paint(cell, Paint::Bad),
+        _ => cell.to_string(),
+    }
+}
+
+/// The terminal table, its verdicts coloured when `color` (widths are
+/// those of the plain text, so the columns line up either way).
+pub fn render_styled(c: &Comparison, color: bool) -> String {
     let mut rows: Vec<[String; 7]> = vec![headers(c.confidence)];
     rows.extend(c.rows.iter().map(cells));
     let widths: Vec<usize> = (0..7)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!("base: {}\nnew:  {}\n\n", c.base, c.new);
-    for row in &rows {
+    for (n, row) in rows.iter().enumerate() {
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
-            if i < 2 || i == 6 {
+            if i == 6 && n > 0 {
+                let _ = write!(line, "{}", verdict_cell(&c.rows[n - 1], cell, color));
+            } else if i < 2 || i == 6 {
                 let _ = write!(line, "{cell:<w$}  ", w = widths[i]);
             } else {
                 let _ = write!(line, "{cell:>w$}  ", w = widths[i]);
