@@ -1994,7 +1994,7 @@ def print_summary(ran: set[int]):
     line(f"signals acted on within 0.2 s ({R.signal_cases} phase runs)",
          f"max {R.signal_max_s:.3f} s" + (f", {len(R.signal_slow)} slow" if R.signal_slow else ""), "≤ 0.2 s",
          not R.signal_slow and R.signal_cases > 0, 4 in ran)
-    print(f"{'—':5} {'10-minute libFuzzer run per target':<56} {'not run here':<18} bench/fuzz.sh covers it (bench/RESULTS.md §10)")
+    print(f"{'—':5} {'10-minute libFuzzer run per target':<56} {'not run here':<18} bench/fuzz.sh covers it (bench/journal/2026-11.md §10)")
     if R.panics:
         print("panics in:", *R.panics, sep="\n  ")
     if R.hangs:

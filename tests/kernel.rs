@@ -303,7 +303,7 @@ fn cauda_kernel_watches_a_device_while_a_command_runs_and_returns_its_code() {
         .unwrap();
     // An event the kernel skipped (a completion nested in another on one
     // CPU), a request still in flight and a completion the kernel never
-    // showed the programs are each counted as such (RESULTS §15).
+    // showed the programs are each counted as such (bench/journal/2026-11.md §15).
     let dropped = &run["kernel"]["dropped"];
     let accounted = reads
         + dropped["nested_events"].as_u64().unwrap()

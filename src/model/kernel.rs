@@ -134,7 +134,7 @@ pub struct KernelDropped {
     /// Requests that started again (the kernel reuses them) while the
     /// programs were still waiting for their previous completion: a
     /// completion the programs never saw. Up to a few per 1,000 on this
-    /// project's VM, more when the probe's CPU was contended (RESULTS §15).
+    /// project's VM, more when the probe's CPU was contended (bench/journal/2026-11.md §15).
     #[serde(default)]
     pub completions_unseen: u64,
 }

@@ -99,7 +99,7 @@ fn attribution(
 /// Completions the kernel never reported, as a share of the requests seen
 /// starting, at and above which a run warns: 0.1 %. Up to a few per 1,000
 /// come and go on this project's VM, more under CPU contention (cause not
-/// settled, RESULTS §15): always counted in the run file, warned about
+/// settled, bench/journal/2026-11.md §15): always counted in the run file, warned about
 /// when they matter.
 const UNSEEN_WARN_PER_MILLE: u64 = 1;
 

@@ -14,7 +14,7 @@
 //! that CPU faster (the hypervisor keeps polling for a vCPU that wakes
 //! often): a 4k QD1 read's p50 fell 1 % beside a process sleeping 1 s,
 //! 4 % at 300 ms, 6 % at 100 ms, 8 % at 30 ms (`bench/observer_effect.sh`
-//! and bench/RESULTS.md). A stall of the host or of the process is seen by
+//! and bench/journal/2026-11.md §12). A stall of the host or of the process is seen by
 //! the heartbeat when it covers a boundary: always when it is longer than
 //! an interval, otherwise with a chance of its length over the interval.
 //! Shorter intervals (`--interval-length`) watch more closely, at the cost

@@ -2,7 +2,7 @@
 //! connection non-blocking (`cauda serve --engine epoll`).
 //!
 //! It exists to be measured against the thread-per-connection engine
-//! (bench/net_vs_sockperf.sh -e epoll); see bench/RESULTS.md for which one
+//! (bench/net_vs_sockperf.sh -e epoll); see bench/journal/2026-11.md §5 for which one
 //! answers faster. Same limits and the same per-connection state ([`Conn`]);
 //! a reply that cannot be written at once (the client does not read) closes
 //! the connection as slow.
