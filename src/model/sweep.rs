@@ -225,16 +225,21 @@ const MAX_SWEEP_BYTES: u64 = 64 << 20;
 
 impl SweepFile {
     /// Reads `path` when it is a sweep file: `Ok(None)` when its first
-    /// bytes do not name the sweep schema (another input), an error naming
-    /// the file when it does but does not hold a sweep.
+    /// bytes do not name the sweep schema (another input, or one that
+    /// cannot be read), an error naming the file when they do but it does
+    /// not hold a sweep.
     pub fn read(path: &std::path::Path) -> Result<Option<SweepFile>, String> {
         use std::io::Read;
         let shown = path.display();
         let mut head = Vec::with_capacity(512);
-        let file = crate::input::open_regular(path).map_err(|e| format!("{shown}: {e}"))?;
-        file.take(512)
-            .read_to_end(&mut head)
-            .map_err(|e| format!("{shown}: {e}"))?;
+        // What cannot be opened or read here is left to the other readers,
+        // which refuse it in their own words.
+        let Ok(file) = crate::input::open_regular(path) else {
+            return Ok(None);
+        };
+        if file.take(512).read_to_end(&mut head).is_err() {
+            return Ok(None);
+        }
         let marker = format!("\"schema\": \"{SWEEP_SCHEMA}\"");
         if !String::from_utf8_lossy(&head).contains(&marker) {
             return Ok(None);
