@@ -187,14 +187,15 @@ fn prometheus_scrapes_native_histograms_that_agree_with_analyze() {
         "the last interval was scraped"
     );
     // The endpoint's thread is counted with cauda's other threads: it woke
-    // about once a scrape (Prometheus's scrape_interval here is 1 s).
+    // about once a scrape (Prometheus's scrape_interval here is 1 s; on a
+    // loaded machine Prometheus may have scraped only once during the run).
     let observers = run_file["observers"].as_array().unwrap();
     let metrics = observers
         .iter()
         .find(|o| o["thread"] == "cauda-metrics")
         .unwrap_or_else(|| panic!("cauda-metrics in {observers:?}"));
     let wakeups = metrics["wakeups"].as_u64().unwrap();
-    assert!((2..=40).contains(&wakeups), "{metrics}");
+    assert!((1..=40).contains(&wakeups), "{metrics}");
     assert!(metrics["cpu_ns"].as_u64().unwrap() > 0, "{metrics}");
 }
 
