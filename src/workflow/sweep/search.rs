@@ -107,7 +107,7 @@ impl Search {
                 .filter(|(v, _)| *v < limit)
                 .map(|(v, _)| *v)
                 .fold(0.0, f64::max);
-            if top * 2.0 >= limit {
+            if top == 0.0 || top * 2.0 >= limit {
                 return self.between(top, limit, Ending::GeneratorLimit);
             }
             if top >= self.to {
@@ -147,6 +147,11 @@ impl Search {
     /// The geometric middle of a gap, or `ending` when the gap is too
     /// narrow to hold a value worth measuring.
     fn between(&self, a: f64, b: f64, ending: Ending) -> Next {
+        // Nothing lies between zero and the lowest value: the generator
+        // fell behind at `--from` already.
+        if a <= 0.0 {
+            return Next::Done(ending);
+        }
         let middle = self.round((a * b).sqrt());
         let wide = (b - a) / (b + a) > self.precision / 2.0;
         if wide && middle > a && middle < b {
@@ -160,6 +165,9 @@ impl Search {
         if self.integer {
             value.round().max(1.0)
         } else {
+            if value <= 0.0 || !value.is_finite() {
+                return value;
+            }
             // Rates to three significant digits: step names stay readable.
             let magnitude = 10f64.powi(value.log10().floor() as i32 - 2);
             (value / magnitude).round() * magnitude
@@ -239,6 +247,15 @@ mod tests {
             "{b:?}"
         );
         assert!(b.ceiling.unwrap() >= 3_000.0);
+    }
+
+    #[test]
+    fn a_generator_behind_at_the_first_value_ends_the_search() {
+        let mut s = Search::new(1000.0, 1e6, 0.05, false);
+        assert_eq!(drive(&mut s, 1e9, 0.0, 500.0).0, Ending::GeneratorLimit);
+        assert_eq!(s.bracket().below, None);
+        let mut s = Search::new(1.0, 256.0, 0.05, true);
+        assert_eq!(drive(&mut s, 1e9, 0.0, 0.5).0, Ending::GeneratorLimit);
     }
 
     #[test]
