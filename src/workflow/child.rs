@@ -100,25 +100,6 @@ fn words_of(text: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_step_s_last_words_are_its_error_not_clap_s_closing_hint() {
-        let clap = "error: unexpected argument '--runtim' found\n\n  tip: a similar argument \
-                    exists: '--runtime'\n\nUsage: cauda timer [OPTIONS]\n\nFor more \
-                    information, try '--help'.\n";
-        assert_eq!(
-            super::words_of(clap).as_deref(),
-            Some("error: unexpected argument '--runtim' found")
-        );
-        assert_eq!(
-            super::words_of("saved x\nsome failure\n\n").as_deref(),
-            Some("some failure")
-        );
-        assert_eq!(super::words_of(" \n"), None);
-    }
-}
-
 /// Makes a new directory `PREFIX-YYYYMMDD-HHMMSS` (or with `-N` when that
 /// exists) in `parent`, which must be an existing directory (`flag` names
 /// it in errors).
@@ -152,4 +133,23 @@ pub fn new_dir(parent: &Path, prefix: &str, flag: &str) -> Result<std::path::Pat
         "{flag} {}: a thousand {prefix} directories of this second exist already",
         parent.display()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_step_s_last_words_are_its_error_not_clap_s_closing_hint() {
+        let clap = "error: unexpected argument '--runtim' found\n\n  tip: a similar argument \
+                    exists: '--runtime'\n\nUsage: cauda timer [OPTIONS]\n\nFor more \
+                    information, try '--help'.\n";
+        assert_eq!(
+            super::words_of(clap).as_deref(),
+            Some("error: unexpected argument '--runtim' found")
+        );
+        assert_eq!(
+            super::words_of("saved x\nsome failure\n\n").as_deref(),
+            Some("some failure")
+        );
+        assert_eq!(super::words_of(" \n"), None);
+    }
 }
