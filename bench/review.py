@@ -1963,6 +1963,355 @@ def class10():
                   "PASS" if ok else "FAIL")
 
 
+# --------------------------------------------------------------------------
+# class 13: cauda sweep as a careless user (issue 31)
+
+
+def sweep_dirs(d: str) -> list[str]:
+    return sorted(os.path.join(d, e) for e in os.listdir(d) if e.startswith("cauda-sweep-"))
+
+
+def class13():
+    cls = "13 cauda sweep, careless user"
+    print(f"\n== {cls}")
+    d = R.path("c13")
+    os.makedirs(d, exist_ok=True)
+
+    def refused(case, args, needle, code=2):
+        r = run(["sweep"] + ([] if "--dir" in args else ["--dir", d]) + args, label=f"sweep {case}", bad_input=True)
+        ok = r.code == code and needle in r.err and not r.hung
+        R.row(cls, case, f"exit {code}: '{needle}'", f"exit {exit_code_text(r.code)}: {r.first_err(120)}",
+              "PASS" if ok else "FAIL")
+        if not ok:
+            R.row(cls, "  reproduce", "", r.cmd, "INFO")
+
+    O = ["--objective", "p99<=1ms"]
+    for obj, needle in (("p99.9<=", "latency is missing"), ("p101<=1ms", "above 100"), ("p99<=1", "no unit"),
+                        ("p99<=-1ms", "negative"), ("p99≤1ms", "no '<=' or '<'"), ("p99<=1ms extra", "unknown unit"),
+                        ("p99<=9999999h", "too large"), ("p99<=0ms", "zero"), ("pNaN<=1ms", "not a percentile"),
+                        ("p100<=1ms", "strictly between")):
+        refused(f"--objective '{obj}'", ["--objective", obj, "--", "timer"], needle)
+    for case, args, needle in (
+        ("--from 0/s", ["--from", "0/s"], "zero"),
+        ("--from 0.0001/s (shown to the probe as 0/s)", ["--from", "0.0001/s"], "start at 1/s"),
+        ("--from 1e309/s", ["--from", "1e309/s"], "--from"),
+        ("--to below --from", ["--from", "1000/s", "--to", "10/s"], "empty or reversed"),
+        ("--vary iodepth --from 0", ["--vary", "iodepth", "--from", "0"], "whole number"),
+        ("--vary iodepth --to 2^40", ["--vary", "iodepth", "--to", str(2**40)], "whole number"),
+        ("--budget 0s", ["--budget", "0s"], "--budget"),
+        ("--budget 99999999h", ["--budget", "99999999h"], "too large"),
+        ("--precision 0", ["--precision", "0"], "--precision"),
+        ("--precision 100", ["--precision", "100"], "--precision"),
+        ("--precision NaN", ["--precision", "NaN"], "--precision"),
+        ("--samples-above 0", ["--samples-above", "0"], "at least 1"),
+        ("--min-step > --max-step", ["--min-step", "10s", "--max-step", "2s"], "--min-step"),
+        ("--confidence 1", ["--confidence", "1"], "--confidence"),
+        ("--confidence NaN", ["--confidence", "NaN"], "--confidence"),
+    ):
+        iod = "--vary" in args
+        refused(case, O + args + ["--", "disk", "--file", os.path.join(d, "f")] if iod else O + args + ["--", "timer"],
+                needle)
+    for flag in ("--rate=100/s", "--rate", "-o", "--output=x", "--output", "-q", "--quiet", "-qo", "-ofile",
+                 "--runtime=1s", "--hlog=x", "--gap=1ms", "--closed-loop"):
+        refused(f"probe flag the sweep sets: {flag}", O + ["--", "timer", flag], "remove")
+    refused("a probe flag the probe refuses (--runtim=1s)", O + ["--min-step", "1s", "--from", "3k/s", "--", "timer",
+                                                                  "--runtim=1s"], "unexpected argument '--runtim'")
+    refused("a probe that does not exist", O + ["--", "nosuch"], "open-loop probe")
+    refused("serve is not a probe", O + ["--", "serve"], "open-loop probe")
+    afile = os.path.join(d, "afile")
+    open(afile, "w").close()
+    refused("--dir a regular file", ["--dir", afile] + O + ["--", "timer"], "Not a directory")
+    dangling = os.path.join(d, "dangling")
+    if not os.path.lexists(dangling):
+        os.symlink("/nonexistent-cauda", dangling)
+    refused("--dir a dangling symlink", ["--dir", dangling] + O + ["--", "timer"], "give an existing")
+    if IS_ROOT:
+        ro = os.path.join(d, "ro")
+        os.makedirs(ro, exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", ro]).returncode == 0:
+            R.cleanups.append(lambda: subprocess.run(["umount", ro]))
+            refused("--dir on a read-only filesystem", ["--dir", ro] + O + ["--", "timer"], "Read-only")
+        refused("a disk sweep on tmpfs (/dev/shm)", O + ["--from", "1k/s", "--min-step", "1s", "--", "disk", "--file",
+                                                         "/dev/shm/cauda-review-disk"], "tmpfs")
+    for obj in ("p99<=1", "p101<=1ms", "nonsense"):
+        r = run(["lab", "--sweep", "net", "--sweep-objective", obj, "--dir", os.path.join(d, "lab")],
+                label=f"lab --sweep-objective {obj}", bad_input=True)
+        R.row(cls, f"lab --sweep net --sweep-objective '{obj}'", "exit 2 naming --sweep-objective",
+              f"exit {exit_code_text(r.code)}: {r.first_err(110)}",
+              "PASS" if r.code == 2 and "--sweep-objective" in r.err else "FAIL")
+
+    # signals at each phase: exit 130, sweep.json with the steps so far, no step left running
+    long = ["--objective", "p99<=50ms", "--from", "2k/s", "--min-step", "1s", "--max-step", "1s", "-q", "--",
+            "timer"]
+    for phase, after in (("before the first step", 0.05), ("mid-step (the second)", 1.9), ("mid-step (the third)", 3.3)):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            sd = os.path.join(d, f"sig-{sig.name}-{after}")
+            os.makedirs(sd, exist_ok=True)
+            proc = Direct(["sweep", "--dir", sd] + long, label=f"sweep {sig.name} {phase}")
+            time.sleep(after)
+            kids = children_of(proc.p.pid)
+            lat = proc.signal_and_time(sig)
+            code = proc.wait()
+            time.sleep(0.3)
+            left = [k for k in kids if pid_alive(k)]
+            dirs = sweep_dirs(sd)
+            steps = "no sweep.json"
+            if dirs and os.path.exists(os.path.join(dirs[0], "sweep.json")):
+                doc = json.load(open(os.path.join(dirs[0], "sweep.json")))
+                steps = f"{len(doc['steps'])} step(s), ending {doc['capacity']['ending']}"
+            ok = code == 130 and not left and "ending interrupted" in steps and lat is not None and lat <= 2
+            R.row(cls, f"{sig.name} {phase}", "exit 130, sweep.json kept, no step running",
+                  f"exit {exit_code_text(code)} after {lat if lat is None else round(lat, 3)} s; {steps}; "
+                  f"steps left running: {left}", "PASS" if ok else "FAIL")
+
+    # SIGKILL of the sweep: the step must not measure on (here 60 s)
+    sd = os.path.join(d, "sigkill")
+    os.makedirs(sd, exist_ok=True)
+    proc = Direct(["sweep", "--dir", sd] + O + ["--from", "1k/s", "--min-step", "60s", "--max-step", "60s", "-q", "--",
+                                                 "timer"], label="sweep SIGKILL")
+    kids = []
+    until(lambda: bool(children_of(proc.p.pid)), 5)
+    kids = children_of(proc.p.pid)
+    time.sleep(0.5)
+    os.kill(proc.p.pid, signal.SIGKILL)
+    proc.wait()
+    gone = until(lambda: not any(pid_alive(k) for k in kids), 10, 0.05)
+    for k in kids:
+        if pid_alive(k):
+            os.kill(k, signal.SIGKILL)
+    R.row(cls, "SIGKILL of the sweep mid-step (60 s step)", "the step ends within 10 s",
+          f"step(s) {kids} " + ("still running after 10 s (killed by the review)" if gone is None
+                               else f"ended after {gone:.2f} s"), "PASS" if kids and gone is not None else "FAIL")
+
+    # a target killed between steps: exit 1, the steps so far kept
+    port = free_port()
+    srv = subprocess.Popen([R.bin, "serve", "--listen", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    R.cleanups.append(lambda: srv.kill())
+    time.sleep(0.5)
+    sd = os.path.join(d, "dies")
+    os.makedirs(sd, exist_ok=True)
+    proc = Direct(["sweep", "--dir", sd] + ["--objective", "p99<=50ms", "--from", "500/s", "--min-step", "1s",
+                                                 "--max-step", "1s", "-q", "--", "net", "--connect",
+                                                 f"127.0.0.1:{port}"], label="sweep, server killed")
+    time.sleep(2.0)
+    srv.kill()
+    srv.wait()
+    code = proc.wait(60)
+    dirs = sweep_dirs(sd)
+    doc = json.load(open(os.path.join(dirs[0], "sweep.json"))) if dirs else {}
+    n = len(doc.get("steps", []))
+    ending = doc.get("capacity", {}).get("ending")
+    R.row(cls, "net --connect, the server killed after the first step", "exit 1, steps so far kept, ending failed",
+          f"exit {exit_code_text(code)}; {n} step(s), ending {ending}; {proc.err.strip().splitlines()[-1:]}",
+          "PASS" if code == 1 and n >= 1 and ending == "failed" else "FAIL")
+
+
+# --------------------------------------------------------------------------
+# class 14: hostile sweep files and offered sections (issue 31)
+
+
+def class14():
+    cls = "14 hostile sweep files and offered sections"
+    print(f"\n== {cls}")
+    d = R.path("c14")
+    os.makedirs(d, exist_ok=True)
+    r = run(["sweep", "--dir", d, "--objective", "p99<=5ms", "--from", "2k/s", "--to", "8k/s", "--min-step", "1s",
+             "--budget", "20s", "-q", "--", "timer"], label="fixture: a short sweep")
+    good_path = os.path.join(sweep_dirs(d)[0], "sweep.json")
+    good = json.load(open(good_path))
+    if len(good["steps"]) < 2 or good["capacity"]["below"] is None or good["capacity"]["above"] is None:
+        good["steps"] = good["steps"][:1] * 2
+        good["steps"][1] = dict(good["steps"][1], value=good["steps"][0]["value"] * 2)
+        good["capacity"]["below"], good["capacity"]["above"] = good["steps"][0]["value"], good["steps"][1]["value"]
+        good["capacity"]["below_achieved_per_s"] = good["steps"][0]["achieved_per_s"]
+    base = os.path.join(d, "base.json")
+    json.dump(good, open(base, "w"), indent=2)
+
+    def write(name, doc=None, raw=None):
+        p = os.path.join(d, name)
+        with open(p, "w") as f:
+            f.write(raw if raw is not None else json.dumps(doc, indent=2))
+        return p
+
+    def mutate(name, path, value):
+        doc = json.loads(json.dumps(good))
+        cur = doc
+        for k in path[:-1]:
+            cur = cur[k]
+        cur[path[-1]] = value
+        return write(name, doc)
+
+    def through(case, p, needle, commands=None):
+        commands = commands or [["analyze", p], ["analyze", p, "--json"], ["compare", base, p],
+                                ["report", p, "-o", os.path.join(d, "r.html"), "--force"]]
+        bad = []
+        for args in commands:
+            r = run(args, label=f"{case}: {args[0]}", bad_input=True)
+            if not (r.code == 2 and os.path.basename(p) in r.err and needle in r.err):
+                bad.append(f"{args[0]}{' --' + args[-1].split('--')[-1] if args[-1].startswith('--') else ''}: "
+                           f"exit {exit_code_text(r.code)} {r.first_err(90)}")
+        R.row(cls, case, f"exit 2 naming the file and '{needle}' in each command",
+              "; ".join(bad) if bad else f"all {len(commands)} commands refused", "FAIL" if bad else "PASS")
+
+    r = run(["analyze", base], label="the fixture sweep reads")
+    R.row(cls, "control: the sweep as written, through analyze", "exit 0", f"exit {r.code}",
+          "PASS" if r.code == 0 else "FAIL")
+    compact = write("compact.json", raw=json.dumps(good))
+    r = run(["analyze", compact], label="jq -c sweep")
+    R.row(cls, "a sweep reformatted by jq -c", "read as a sweep", f"exit {r.code}: {r.first_err(90)}",
+          "PASS" if r.code == 0 and "capacity" in r.out else "FAIL")
+    through("truncated", write("trunc.json", raw=open(base).read()[:1500]), "damaged sweep file")
+    through("truncated, jq -c", write("trunc-c.json", raw=json.dumps(good)[:700]), "damaged sweep file")
+    through("threshold_ns a string", mutate("type.json", ["threshold_ns"], "1ms"), "invalid type")
+    through("threshold_ns 0", mutate("thr0.json", ["threshold_ns"], 0), "objective")
+    through("capacity.below negative", mutate("neg.json", ["capacity", "below"], -5.0), "capacity.below")
+    through("capacity.above 1e308", mutate("huge.json", ["capacity", "above"], 1e308), "capacity.above")
+    through("capacity.above 0", mutate("zero.json", ["capacity", "above"], 0.0), "capacity.above")
+    through("below > above", mutate("inverted.json", ["capacity", "below"], good["capacity"]["above"] * 10),
+            "capacity.below")
+    rev = json.loads(json.dumps(good))
+    rev["steps"].reverse()
+    through("steps out of order", write("order.json", rev), "steps[1]")
+    through("a step's value 1e308", mutate("value.json", ["steps", 0, "value"], 1e308), "steps[0]")
+    through("achieved 1e308", mutate("ach.json", ["steps", 0, "achieved_per_s"], 1e308), "achieved_per_s")
+    through("percentile 'banana'", mutate("pct.json", ["percentile"], "banana"), "percentile")
+    through("a step's percentile 'xx'", mutate("spct.json", ["steps", 0, "objective", "percentile"], "xx"),
+            "percentile")
+    through("confidence 7", mutate("conf.json", ["confidence"], 7.0), "confidence")
+    through("objective text not its fields", mutate("obj.json", ["objective"], "p50<=1s"), "objective")
+    through("unknown knob", mutate("knob.json", ["knob"], "threads"), "threads")
+    miss = json.loads(json.dumps(good))
+    miss.pop("capacity")
+    through("capacity missing", write("missing.json", miss), "capacity")
+    many = json.loads(json.dumps(good))
+    one = many["steps"][0]
+    many["steps"] = [dict(one, value=float(i + 1)) for i in range(12_000)]
+    many["capacity"].update(below=None, above=None)
+    through("12,000 steps", write("many.json", many), "at most 10000")
+    # a run that mentions the sweep schema in a label is a run
+    runp = R.path("fix", "run.json")
+    rd = json.load(open(runp))
+    rd["labels"] = {"note": '"schema": "cauda.sweep/1"'}
+    mention = write("mention.json", rd)
+    r = run(["analyze", mention], label="run mentioning the sweep schema", bad_input=True)
+    R.row(cls, "a run whose label quotes the sweep schema", "read as a run (exit 0)",
+          f"exit {r.code}: {r.first_err(90)}", "PASS" if r.code == 0 else "FAIL")
+    r = run(["compare", base, runp], label="sweep beside a run", bad_input=True)
+    R.row(cls, "compare a sweep with a run", "exit 2", f"exit {r.code}: {r.first_err(90)}",
+          "PASS" if r.code == 2 else "FAIL")
+    other = json.loads(json.dumps(good))
+    other.update(objective="p99.9<=5ms", percentile="99.9")
+    r = run(["compare", base, write("other.json", other)], label="sweeps of other objectives", bad_input=True)
+    R.row(cls, "compare sweeps of different objectives", "exit 2: different objectives",
+          f"exit {r.code}: {r.first_err(90)}", "PASS" if r.code == 2 and "different objectives" in r.err else "FAIL")
+    fifo = os.path.join(d, "fifo.json")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    for p in (fifo, "/dev/zero"):
+        r = run(["analyze", p], label=f"analyze {p}", bad_input=True, timeout=10)
+        R.row(cls, f"a sweep file that is {p}", "exit 2 at once", f"exit {exit_code_text(r.code)}: {r.first_err(90)}",
+              "PASS" if r.code == 2 and not r.hung else "FAIL")
+
+    # a hostile offered section, through every reader
+    netrun = os.path.join(d, "net.json")
+    r = run(["net", "--loopback", "--rate", "2000/s", "--runtime", "3s", "-q", "-o", netrun], label="fixture: net run")
+    net = json.load(open(netrun))
+    if "offered" not in net:
+        R.row(cls, "fixture: net run has an offered section", "present", "absent", "FAIL")
+        return
+    readers = lambda p: [["analyze", p], ["analyze", p, "--json"], ["compare", netrun, p],  # noqa: E731
+                         ["report", p, "-o", os.path.join(d, "o.html"), "--force"]] + \
+        [["convert", p, "--to", t, "-o", os.path.join(d, f"o.{t}"), "--force"]
+         for t in ("hlog", "json", "csv", "hgrm", "parquet", "omb")] + \
+        [["merge", "-o", os.path.join(d, "m.json"), "--force", p, R.path("fix", "run.json")]]
+    for case, field, value in (
+        ("counts 2^64-1 (their sum wraps)", "offered", [2**64 - 1, 2**64 - 1, 5]),
+        ("counts 10^15 a second", "offered", [10**15] * 3),
+        ("a million offered intervals", "offered", [1] * 1_000_000),
+        ("span 0", "span_ns", 0),
+        ("rate 0", "rate_per_s", 0.0),
+        ("rate negative", "rate_per_s", -5.0),
+        ("rate 1e308", "rate_per_s", 1e308),
+        ("lag names no series", "lag", "nosuch"),
+        ("lag names self", "lag", "self"),
+        ("completed names no series", "completed", ["nosuch"]),
+        ("completed empty", "completed", []),
+        ("schedules 0", "schedules", 0),
+    ):
+        doc = json.loads(json.dumps(net))
+        doc["offered"][field] = value
+        p = write(f"off-{field}-{abs(hash(case)) % 1000}.json", doc)
+        through(f"offered: {case}", p, "offered", readers(p))
+
+
+# --------------------------------------------------------------------------
+# class 15: cauda man and cauda completions (issue 31)
+
+
+def class15():
+    cls = "15 man and completions"
+    print(f"\n== {cls}")
+    d = R.path("c15")
+    os.makedirs(d, exist_ok=True)
+
+    def case(name, args, want_code, needle="", check=None, **kw):
+        r = run(args, label=name, bad_input=True, **kw)
+        extra = check() if check else ""
+        ok = r.code == want_code and needle in r.err and not r.hung and (not check or extra.startswith("ok"))
+        R.row(cls, name, f"exit {want_code}" + (f": '{needle}'" if needle else ""),
+              f"exit {exit_code_text(r.code)}: {r.first_err(100)} {extra}", "PASS" if ok else "FAIL")
+
+    afile = os.path.join(d, "afile")
+    open(afile, "w").close()
+    case("man --dir onto a regular file", ["man", "--dir", afile], 2, "not a directory")
+    tgt = os.path.join(d, "tgt")
+    os.makedirs(tgt, exist_ok=True)
+    lnk = os.path.join(d, "lnk")
+    if not os.path.lexists(lnk):
+        os.symlink(tgt, lnk)
+    case("man --dir a symlink to a directory", ["man", "--dir", lnk], 0, "",
+         lambda: "ok" if os.path.islink(lnk) and os.path.exists(os.path.join(tgt, "cauda.1")) else "link replaced")
+    other = os.path.join(d, "other")
+    os.makedirs(other, exist_ok=True)
+    with open(os.path.join(other, "cauda.1"), "w") as f:
+        f.write("mine\n")
+    with open(os.path.join(other, "keep.txt"), "w") as f:
+        f.write("keep\n")
+    case("man --dir over a page cauda did not write", ["man", "--dir", other], 2, "--force",
+         lambda: "ok" if open(os.path.join(other, "cauda.1")).read() == "mine\n" else "overwritten")
+    case("  ...with --force", ["man", "--dir", other, "--force"], 0, "",
+         lambda: "ok" if open(os.path.join(other, "keep.txt")).read() == "keep\n" else "other file touched")
+    case("man --dir again over its own pages", ["man", "--dir", tgt], 0)
+    if IS_ROOT:
+        ro = os.path.join(d, "ro")
+        full = os.path.join(d, "full")
+        for m, opts in ((ro, "ro,size=1m"), (full, "size=24k")):
+            os.makedirs(m, exist_ok=True)
+            if subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", m]).returncode == 0:
+                R.cleanups.append(lambda m=m: subprocess.run(["umount", m]))
+        case("man --dir on a read-only filesystem", ["man", "--dir", ro], 2, "Read-only")
+        before = set(os.listdir("/var/tmp"))
+        case("man --dir on a full filesystem (24 KiB tmpfs)", ["man", "--dir", full], 1, "No space left")
+        for e in set(os.listdir("/var/tmp")) - before:
+            if "cauda-rescued" in e:
+                os.unlink(os.path.join("/var/tmp", e))
+    case("man nosuch", ["man", "nosuch"], 2, "no such command")
+    case("man host audit extra", ["man", "host", "audit", "extra"], 2, "no such command")
+    case("completions tcsh", ["completions", "tcsh"], 2, "possible values")
+    for what, cmd in (("completions bash | head -c1", f"{shq([R.bin, 'completions', 'bash'])} | head -c1"),
+                      ("man | head -c1", f"{shq([R.bin, 'man'])} | head -c1"),
+                      ("man sweep | head -c1", f"{shq([R.bin, 'man', 'sweep'])} | head -c1"),
+                      ("man >&- (stdout closed)", f"{shq([R.bin, 'man'])} >&-"),
+                      ("completions zsh >&- (stdout closed)", f"{shq([R.bin, 'completions', 'zsh'])} >&-")):
+        p = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], capture_output=True, timeout=HANG_S)
+        err = p.stderr.decode(errors="replace")
+        note_panic(what, p.returncode, err)
+        ok = "panicked" not in err and p.returncode in (0, 141, 1)
+        R.row(cls, what, "no panic (a broken pipe is not a crash)",
+              f"exit {p.returncode}: {err.strip()[:100] or '(no stderr)'}", "PASS" if ok else "FAIL")
+
+
 def print_tables():
     print("\n\n================ issue 20 review: results ================")
     for cls in R.order:
@@ -2011,7 +2360,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -2027,7 +2376,8 @@ def main():
         make_fixtures()
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
-                      (10, class10), (11, class11), (12, class12)):
+                      (10, class10), (11, class11), (12, class12), (13, class13), (14, class14),
+                      (15, class15)):
             if n in ran:
                 try:
                     fn()

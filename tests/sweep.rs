@@ -150,6 +150,42 @@ fn bad_objectives_ranges_budgets_and_probes_are_refused_before_measuring() {
         2,
         &["remove --rate"],
     );
+    // Short flags clustered as the probe's parser reads them: -qo is -q
+    // then -o, -ofile is -o file.
+    for (arg, says) in [("-qo", "remove -q"), ("-ofile", "remove -o")] {
+        ended_saying(
+            &[
+                "sweep",
+                "--dir",
+                d,
+                "--objective",
+                "p99<=1ms",
+                "--",
+                "net",
+                "--loopback",
+                arg,
+            ],
+            2,
+            &[says],
+        );
+    }
+    // A rate below 1/s would be handed to the probe as 0/s.
+    ended_saying(
+        &[
+            "sweep",
+            "--dir",
+            d,
+            "--objective",
+            "p99<=1ms",
+            "--from",
+            "0.0001/s",
+            "--",
+            "net",
+            "--loopback",
+        ],
+        2,
+        &["start at 1/s"],
+    );
     ended_saying(
         &["sweep", "--dir", d, "--objective", "p99<=1ms"],
         2,
@@ -173,10 +209,26 @@ fn bad_objectives_ranges_budgets_and_probes_are_refused_before_measuring() {
         2,
         &["--conns"],
     );
-    // Nothing was measured: no sweep directory beyond the one refused
-    // after its first step.
+    // ...its error line, not clap's closing "For more information".
+    ended_saying(
+        &[
+            "sweep",
+            "--dir",
+            d,
+            "--objective",
+            "p99<=1ms",
+            "--",
+            "net",
+            "--loopback",
+            "--runtim=1s",
+        ],
+        2,
+        &["unexpected argument '--runtim'"],
+    );
+    // Nothing was measured: no sweep directory beyond the two refused
+    // after their first step.
     let made: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-    assert!(made.len() <= 1, "{made:?}");
+    assert!(made.len() <= 2, "{made:?}");
 }
 
 #[test]
@@ -293,6 +345,65 @@ fn a_loopback_sweep_ends_with_a_finding_every_step_kept_and_a_valid_file() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&same.stdout).contains("no change shown"));
+}
+
+/// Whether `pid` is a process that has not ended (gone, or a zombie).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_sweep_killed_outright_leaves_no_step_measuring_on() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let mut sweep = StdCommand::new(env!("CARGO_BIN_EXE_cauda"))
+        .args(["sweep", "--objective", "p99<=1ms", "--from", "1000/s"])
+        .args(["--min-step", "60s", "--max-step", "60s", "--quiet", "--dir"])
+        .arg(dir.path())
+        .args(["--", "timer"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", sweep.id());
+    let mut step = None;
+    for _ in 0..100 {
+        step = std::fs::read_to_string(&children)
+            .ok()
+            .and_then(|t| t.split_whitespace().next()?.parse::<u32>().ok());
+        if step.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let step = step.expect("the sweep started no step");
+    std::thread::sleep(Duration::from_millis(500));
+    sweep.kill().unwrap();
+    sweep.wait().unwrap();
+    // The step (60 s) is interrupted as by Ctrl-C: it saves and exits.
+    let mut waited = 0;
+    while running(step) && waited < 100 {
+        std::thread::sleep(Duration::from_millis(100));
+        waited += 1;
+    }
+    assert!(
+        !running(step),
+        "step {step} still measuring after its sweep was killed"
+    );
+    let saved = sweep_dir_in(dir.path()).join("step-01-1000pers.json");
+    for _ in 0..50 {
+        if saved.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(saved.exists(), "the interrupted step kept no run file");
 }
 
 #[test]

@@ -31,6 +31,19 @@ const OWN_FLAGS: [&str; 10] = [
     "--gap",
 ];
 
+/// The flag an argument gives, as [`OWN_FLAGS`] names it: `--rate=5/s`
+/// is `--rate`, and a cluster of short flags (`-qo`, `-ofile`) is its
+/// first (`-q`, `-o`), the way the probe's parser reads it.
+fn flag_name(arg: &str) -> &str {
+    if arg.starts_with("--") {
+        return arg.split('=').next().unwrap_or(arg);
+    }
+    match arg.char_indices().nth(1) {
+        Some((at, c)) if arg.starts_with('-') => &arg[..at + c.len_utf8()],
+        _ => arg,
+    }
+}
+
 /// `cauda sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
@@ -107,7 +120,7 @@ impl SweepArgs {
             own.push("--iodepth");
         }
         if let Some(flag) = probe_args.iter().find_map(|a| {
-            let name = a.split('=').next().unwrap_or(a);
+            let name = flag_name(a);
             own.contains(&name).then_some(name)
         }) {
             return Err(input_error(format!(
@@ -184,6 +197,16 @@ impl SweepArgs {
         };
         let from = read("--from", &self.from, low)?;
         let to = read("--to", &self.to, high)?;
+        if self.vary == Knob::Rate
+            && let Some((flag, rate)) = [("--from", from), ("--to", to)]
+                .into_iter()
+                .find(|(_, rate)| *rate < 1.0)
+        {
+            return Err(input_error(format!(
+                "{flag} {rate}/s: a sweep's rates start at 1/s (a step must hold enough \
+                 samples to judge a percentile)"
+            )));
+        }
         if from >= to {
             return Err(input_error(format!(
                 "--from {} --to {}: the range is empty or reversed; --from must be below --to",

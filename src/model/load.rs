@@ -48,3 +48,112 @@ pub struct OfferedLoad {
     #[serde(default)]
     pub service: Vec<String>,
 }
+
+impl OfferedLoad {
+    /// What cauda writes always holds, checked against the run it is in
+    /// (its series' tags, the most intervals any holds, the grid's
+    /// length); the first field that does not, named.
+    pub fn check(&self, tags: &[&str], intervals: usize, interval_ns: u64) -> Result<(), String> {
+        if !(self.rate_per_s.is_finite() && self.rate_per_s > 0.0 && self.rate_per_s <= 1e9) {
+            return Err(format!(
+                "rate_per_s is {:e}; a rate lies above 0 and at most 1G/s",
+                self.rate_per_s
+            ));
+        }
+        if self.arrivals != "uniform" && self.arrivals != "poisson" {
+            return Err("arrivals is neither 'uniform' nor 'poisson'".into());
+        }
+        if self.schedules == 0 || self.in_flight_limit == Some(0) {
+            return Err("schedules and in_flight_limit are at least 1".into());
+        }
+        if self.span_ns == 0 {
+            return Err("span_ns is 0; a schedule that ran offered nothing".into());
+        }
+        // The schedule is counted on the run's grid, which the series
+        // hold (one interval more where the run was stopped mid-way).
+        if self.offered.len() > intervals.saturating_add(1) {
+            return Err(format!(
+                "offered has {} intervals, the run's series at most {intervals}",
+                self.offered.len()
+            ));
+        }
+        // At most one operation a nanosecond: beyond any generator.
+        if let Some(i) = self.offered.iter().position(|&n| n > interval_ns.max(1)) {
+            return Err(format!(
+                "offered[{i}] is {}, more operations than nanoseconds in an interval",
+                self.offered[i]
+            ));
+        }
+        let named = |field: &str, tag: &str| {
+            if tag == "self" || !tags.contains(&tag) {
+                Err(format!(
+                    "{field} names '{}', not one of the run's measured series",
+                    tag.chars().take(40).collect::<String>()
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        named("lag", &self.lag)?;
+        if self.completed.is_empty() {
+            return Err("completed names no series".into());
+        }
+        for (i, tag) in self.completed.iter().enumerate() {
+            named("completed", tag)?;
+            if *tag == self.lag || self.completed[..i].contains(tag) {
+                return Err(format!(
+                    "completed names '{tag}' twice, or the lag series; each operation counts once"
+                ));
+            }
+        }
+        for tag in &self.service {
+            named("service", tag)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offered() -> OfferedLoad {
+        OfferedLoad {
+            rate_per_s: 2000.0,
+            arrivals: "uniform".into(),
+            schedules: 1,
+            in_flight_limit: Some(1),
+            span_ns: 3_000_000_000,
+            offered: vec![1999, 2000, 2000],
+            lag: "lag".into(),
+            completed: vec!["rtt".into()],
+            service: vec!["service".into()],
+        }
+    }
+
+    #[test]
+    fn an_offered_section_cauda_never_writes_is_named() {
+        let tags = ["rtt", "service", "lag", "self"];
+        assert_eq!(offered().check(&tags, 3, 1_000_000_000), Ok(()));
+        type Edit = fn(&mut OfferedLoad);
+        let cases: [(Edit, &str); 11] = [
+            (|o| o.offered = vec![u64::MAX, u64::MAX, 5], "offered[0]"),
+            (|o| o.offered = vec![1; 1000], "offered has 1000 intervals"),
+            (|o| o.span_ns = 0, "span_ns"),
+            (|o| o.rate_per_s = 0.0, "rate_per_s"),
+            (|o| o.rate_per_s = -5.0, "rate_per_s"),
+            (|o| o.rate_per_s = 1e308, "rate_per_s"),
+            (|o| o.lag = "nosuch".into(), "lag names 'nosuch'"),
+            (|o| o.lag = "self".into(), "lag names 'self'"),
+            (|o| o.completed = vec!["rtt".into(); 2], "twice"),
+            (|o| o.completed = vec!["lag".into()], "twice, or the lag"),
+            (|o| o.schedules = 0, "schedules"),
+        ];
+        for (edit, says) in cases {
+            let mut o = offered();
+            edit(&mut o);
+            let e = o.check(&tags, 3, 1_000_000_000).unwrap_err();
+            assert!(e.contains(says), "{says}: {e}");
+        }
+    }
+}

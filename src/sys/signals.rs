@@ -64,3 +64,29 @@ pub fn register_insist_kill(signal: i32, raised: Arc<AtomicBool>) -> io::Result<
     // async-signal-safe; it allocates and locks nothing.
     unsafe { signal_hook::low_level::register(signal, action) }.map(|_| ())
 }
+
+/// Makes the child `command` starts receive SIGINT (as Ctrl-C: it saves
+/// what it measured and exits) when the thread that started it dies, so
+/// that a workflow killed outright (SIGKILL, the OOM killer) leaves no step
+/// measuring on for minutes; a parent already gone when the child starts
+/// never starts.
+pub fn interrupt_when_parent_dies(command: &mut std::process::Command) {
+    // SAFETY: getpid(2) takes nothing and cannot fail.
+    let parent = unsafe { libc::getpid() };
+    let hook = move || {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) and getppid(2) take plain
+        // integers and are async-signal-safe, as pre_exec requires.
+        unsafe {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT as libc::c_ulong) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(130);
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the hook calls only async-signal-safe functions and
+    // allocates nothing (see above).
+    unsafe { std::os::unix::process::CommandExt::pre_exec(command, hook) };
+}

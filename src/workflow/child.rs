@@ -48,6 +48,7 @@ pub fn run(
         .stderr(log_file)
         .stdout(stdout);
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    crate::sys::interrupt_when_parent_dies(&mut command);
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot start {}", exe.display()))?;
@@ -81,18 +82,22 @@ pub fn run(
     })
 }
 
-/// The last meaningful line a step wrote to its log.
+/// The last meaningful line a step wrote to its log: its last error line
+/// when it wrote one (a refused flag ends with clap's "For more
+/// information, try '--help'.", which says nothing), else its last line.
 pub fn last_words(log: &Path) -> String {
     std::fs::read_to_string(log)
         .ok()
-        .and_then(|text| {
-            text.lines()
-                .rev()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(str::to_string)
-        })
+        .and_then(|text| words_of(&text))
         .unwrap_or_else(|| format!("no message; see {}", log.display()))
+}
+
+fn words_of(text: &str) -> Option<String> {
+    let lines = || text.lines().rev().map(str::trim).filter(|l| !l.is_empty());
+    lines()
+        .find(|l| l.starts_with("error:") || l.starts_with("cauda: error:"))
+        .or_else(|| lines().next())
+        .map(str::to_string)
 }
 
 /// Makes a new directory `PREFIX-YYYYMMDD-HHMMSS` (or with `-N` when that
@@ -128,4 +133,23 @@ pub fn new_dir(parent: &Path, prefix: &str, flag: &str) -> Result<std::path::Pat
         "{flag} {}: a thousand {prefix} directories of this second exist already",
         parent.display()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_step_s_last_words_are_its_error_not_clap_s_closing_hint() {
+        let clap = "error: unexpected argument '--runtim' found\n\n  tip: a similar argument \
+                    exists: '--runtime'\n\nUsage: cauda timer [OPTIONS]\n\nFor more \
+                    information, try '--help'.\n";
+        assert_eq!(
+            super::words_of(clap).as_deref(),
+            Some("error: unexpected argument '--runtim' found")
+        );
+        assert_eq!(
+            super::words_of("saved x\nsome failure\n\n").as_deref(),
+            Some("some failure")
+        );
+        assert_eq!(super::words_of(" \n"), None);
+    }
 }

@@ -146,6 +146,18 @@ pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
             ))
         })?;
     }
+    if let Some(offered) = &run.offered {
+        let tags: Vec<&str> = run.series.iter().map(|s| s.tag.as_str()).collect();
+        let intervals = run.series.iter().map(|s| s.intervals.len()).max();
+        offered
+            .check(&tags, intervals.unwrap_or(0), run.interval_ns)
+            .map_err(|why| {
+                input_error(format!(
+                    "{source}: offered: {why}; the file is damaged or was edited — re-export it \
+                     from the original"
+                ))
+            })?;
+    }
     let changed = changed_since_written(source, text, &mut run)?;
     Ok((run, changed))
 }
