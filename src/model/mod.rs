@@ -17,6 +17,7 @@ pub mod run;
 pub mod series;
 pub mod summary;
 pub mod sweep;
+pub mod sweep_read;
 mod zlib;
 
 pub use host::{ClockSync, HostCounters, HostInterval, HostSnapshot};
