@@ -663,3 +663,43 @@ fn a_run_killed_while_creating_leaves_only_a_marked_partial_file_that_the_next_r
     assert!(!partial.exists());
     assert!(file.exists());
 }
+
+#[test]
+fn a_file_in_memory_is_measured_with_a_warning_that_says_so() {
+    let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    };
+    let file = dir.path().join("t.dat");
+    let out = cauda()
+        .args(["disk", "--file"])
+        .arg(&file)
+        .args([
+            "--size",
+            "4M",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1s",
+            "-q",
+            "-o",
+        ])
+        .arg(dir.path().join("run.json"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("O_DIRECT") {
+        eprintln!("skipped: this tmpfs refuses O_DIRECT");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("is on tmpfs") && stderr.contains("measures memory, not a disk"),
+        "{stderr}"
+    );
+    let run = read_json(&dir.path().join("run.json"));
+    assert!(
+        run["warnings"].to_string().contains("measures memory"),
+        "{run}"
+    );
+}

@@ -80,7 +80,7 @@ fn open_target(config: &DiskConfig, stop: &StopFlag) -> Result<(Target, EngineKi
         seed: config.seed,
     };
     let target = target::open(&request, stop)?;
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = in_memory(&target.path).into_iter().collect();
     let kind = choose_engine(config, &target, &mut warnings)?;
     if config.precondition > 0 {
         precondition(
@@ -244,6 +244,24 @@ const NO_BLOCK_LAYER: [(i64, &str); 9] = [
     (0x0102_1997, "9p"),
     (0x00c3_6400, "Ceph"),
 ];
+
+/// A warning when the file lives in memory (tmpfs, ramfs, hugetlbfs): the
+/// run then measures the page cache's memory, not a disk, and a sweep of
+/// it finds memory's capacity.
+fn in_memory(path: &std::path::Path) -> Option<Warning> {
+    let magic = crate::sys::filesystem_magic(path).ok()?;
+    let name = NO_BLOCK_LAYER[..3].iter().find(|(m, _)| *m == magic)?.1;
+    Some(Warning {
+        message: format!(
+            "{} is on {name}: its reads and writes are served from memory, so this run \
+             measures memory, not a disk",
+            path.display()
+        ),
+        advice: "put the file on the filesystem of the disk to be measured (df -T shows \
+                 where a path lives), or give --device"
+            .into(),
+    })
+}
 
 /// Refuses `--kernel block` for a file on a filesystem without a block
 /// layer ([`NO_BLOCK_LAYER`]): no request of the run would reach it and

@@ -130,6 +130,8 @@ struct Sweep<'a> {
     failure: Option<String>,
     /// The series judged, as the runs name it.
     series: String,
+    /// The steps' warnings already shown.
+    warned: Vec<crate::model::Warning>,
 }
 
 impl<'a> Sweep<'a> {
@@ -143,6 +145,7 @@ impl<'a> Sweep<'a> {
             positions: 0,
             failure: None,
             series: config.series.clone().unwrap_or_default(),
+            warned: Vec::new(),
         }
     }
 
@@ -199,7 +202,7 @@ impl<'a> Sweep<'a> {
             }
         };
         runs.push((measured.run, position));
-        let (judged, tag) = step::judge_runs(
+        let (judged, tag, warnings) = step::judge_runs(
             config,
             &self.dir,
             value,
@@ -209,6 +212,17 @@ impl<'a> Sweep<'a> {
         self.series = tag;
         if !config.quiet {
             eprintln!("{}", finding::step_line(&judged, config));
+        }
+        // What a step's probe warned of, once per sweep (a file on tmpfs,
+        // cauda's threads sharing the probe's CPUs): the steps run quiet.
+        for warning in warnings {
+            if !self.warned.contains(&warning) {
+                eprintln!(
+                    "warning (from the step's run): {} — {}",
+                    warning.message, warning.advice
+                );
+                self.warned.push(warning);
+            }
         }
         self.steps.retain(|s| s.value != value);
         self.steps.push(judged.clone());

@@ -11,7 +11,7 @@ use crate::analyze::load::LoadVerdict;
 use crate::analyze::objective::{Objective, judge};
 use crate::formats::import::{self, options::ReadOptions};
 use crate::model::sweep::{Judged, Knob, StepClass, SweepStep, Verdict};
-use crate::model::{RunFile, Series};
+use crate::model::{RunFile, Series, Warning};
 use crate::record::{LatencyHistogram, StopFlag};
 use crate::units::{TimeUnit, format_duration_compact};
 use crate::workflow::child::{self, Ended};
@@ -70,8 +70,9 @@ pub fn judge_runs(
     value: f64,
     runs: &[(String, usize)],
     verdict: impl Fn(&RunFile) -> Option<LoadVerdict>,
-) -> Result<(SweepStep, String)> {
+) -> Result<(SweepStep, String, Vec<Warning>)> {
     let mut tag = String::new();
+    let mut warnings: Vec<Warning> = Vec::new();
     let mut pooled = LatencyHistogram::new();
     let mut lag = LatencyHistogram::new();
     let mut measured_ns = 0;
@@ -80,6 +81,11 @@ pub fn judge_runs(
     let mut saturated = None;
     for (name, _) in runs {
         let run = read_run(&dir.join(name))?;
+        for warning in &run.warnings {
+            if !warnings.contains(warning) {
+                warnings.push(warning.clone());
+            }
+        }
         let series =
             judged_series(&run, config.series.as_deref()).with_context(|| format!("in {name}"))?;
         tag.clone_from(&series.tag);
@@ -162,7 +168,7 @@ pub fn judge_runs(
         objective,
         class,
     };
-    Ok((step, tag))
+    Ok((step, tag, warnings))
 }
 
 fn percentile(key: &str) -> crate::analyze::Percentile {
