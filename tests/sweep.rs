@@ -52,178 +52,91 @@ fn schema_valid(doc: &Value) {
 fn bad_objectives_ranges_budgets_and_probes_are_refused_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 8] = [
-        (&["--objective", "p99.9<="], "latency is missing"),
-        (&["--objective", "p101<=1ms"], "above 100"),
-        (&["--objective", "p99.9<=1"], "no unit"),
+    // (the sweep's flags, the probe and its flags, what the message says)
+    let cases = [
         (
-            &[
-                "--objective",
-                "p99<=1ms",
-                "--from",
-                "1000/s",
-                "--to",
-                "100/s",
-            ],
+            "--objective p99.9<=",
+            "net --loopback",
+            "latency is missing",
+        ),
+        ("--objective p101<=1ms", "net --loopback", "above 100"),
+        ("--objective p99.9<=1", "net --loopback", "no unit"),
+        (
+            "--objective p99<=1ms --from 1000/s --to 100/s",
+            "net --loopback",
             "empty or reversed",
         ),
         (
-            &[
-                "--objective",
-                "p99<=1ms",
-                "--from",
-                "5/s",
-                "--budget",
-                "30s",
-            ],
+            "--objective p99<=1ms --from 5/s --budget 30s",
+            "net --loopback",
             "one step at 5/s needs",
         ),
         (
-            &["--objective", "p99<=1ms", "--precision", "0"],
+            "--objective p99<=1ms --precision 0",
+            "net --loopback",
             "--precision",
         ),
-        (&["--objective", "p99<=1ms", "--from", "0/s"], "zero"),
+        ("--objective p99<=1ms --from 0/s", "net --loopback", "zero"),
         (
-            &["--objective", "p99<=1ms", "--confidence", "1.5"],
+            "--objective p99<=1ms --confidence 1.5",
+            "net --loopback",
             "--confidence",
         ),
+        // A rate below 1/s would be handed to the probe as 0/s.
+        (
+            "--objective p99<=1ms --from 0.0001/s",
+            "net --loopback",
+            "start at 1/s",
+        ),
+        (
+            "--objective p99<=1ms --vary iodepth",
+            "net --loopback",
+            "only disk",
+        ),
+        (
+            "--objective p99<=1ms --vary iodepth --from x",
+            "disk --file f",
+            "whole number",
+        ),
+        (
+            "--objective p99<=1ms --vary iodepth",
+            "disk --file f --iodepth 4",
+            "remove --iodepth",
+        ),
+        ("--objective p99<=1ms", "serve", "'serve'"),
+        (
+            "--objective p99<=1ms",
+            "net --loopback --rate=5/s",
+            "remove --rate",
+        ),
+        // Short flags clustered as the probe's parser reads them: -qo is -q
+        // then -o, -ofile is -o file.
+        ("--objective p99<=1ms", "net --loopback -qo", "remove -q"),
+        ("--objective p99<=1ms", "net --loopback -ofile", "remove -o"),
+        // A flag the probe itself refuses ends the sweep as bad input, with
+        // the probe's own error line, not clap's closing "For more information".
+        (
+            "--objective p99<=1ms",
+            "net --loopback --conns 0",
+            "--conns",
+        ),
+        (
+            "--objective p99<=1ms",
+            "net --loopback --runtim=1s",
+            "unexpected argument '--runtim'",
+        ),
     ];
-    for (args, says) in cases {
+    for (sweep, probe, says) in cases {
         let mut all = vec!["sweep", "--dir", d];
-        all.extend_from_slice(args);
-        all.extend(["--", "net", "--loopback"]);
+        all.extend(sweep.split_whitespace());
+        all.push("--");
+        all.extend(probe.split_whitespace());
         ended_saying(&all, 2, &[says]);
     }
-    let iodepth = [
-        "sweep",
-        "--dir",
-        d,
-        "--objective",
-        "p99<=1ms",
-        "--vary",
-        "iodepth",
-    ];
-    ended_saying(
-        &[&iodepth[..], &["--", "net", "--loopback"]].concat(),
-        2,
-        &["only disk"],
-    );
-    ended_saying(
-        &[&iodepth[..], &["--from", "x", "--", "disk", "--file", "f"]].concat(),
-        2,
-        &["whole number"],
-    );
-    ended_saying(
-        &[
-            &iodepth[..],
-            &["--", "disk", "--file", "f", "--iodepth", "4"],
-        ]
-        .concat(),
-        2,
-        &["remove --iodepth"],
-    );
-    ended_saying(
-        &[
-            "sweep",
-            "--dir",
-            d,
-            "--objective",
-            "p99<=1ms",
-            "--",
-            "serve",
-        ],
-        2,
-        &["open-loop probe", "'serve'"],
-    );
-    ended_saying(
-        &[
-            "sweep",
-            "--dir",
-            d,
-            "--objective",
-            "p99<=1ms",
-            "--",
-            "net",
-            "--loopback",
-            "--rate=5/s",
-        ],
-        2,
-        &["remove --rate"],
-    );
-    // Short flags clustered as the probe's parser reads them: -qo is -q
-    // then -o, -ofile is -o file.
-    for (arg, says) in [("-qo", "remove -q"), ("-ofile", "remove -o")] {
-        ended_saying(
-            &[
-                "sweep",
-                "--dir",
-                d,
-                "--objective",
-                "p99<=1ms",
-                "--",
-                "net",
-                "--loopback",
-                arg,
-            ],
-            2,
-            &[says],
-        );
-    }
-    // A rate below 1/s would be handed to the probe as 0/s.
-    ended_saying(
-        &[
-            "sweep",
-            "--dir",
-            d,
-            "--objective",
-            "p99<=1ms",
-            "--from",
-            "0.0001/s",
-            "--",
-            "net",
-            "--loopback",
-        ],
-        2,
-        &["start at 1/s"],
-    );
     ended_saying(
         &["sweep", "--dir", d, "--objective", "p99<=1ms"],
         2,
         &["PROBE ARGS"],
-    );
-    // A flag the probe itself refuses ends the sweep as bad input, with the
-    // probe's own words.
-    ended_saying(
-        &[
-            "sweep",
-            "--dir",
-            d,
-            "--objective",
-            "p99<=1ms",
-            "--",
-            "net",
-            "--loopback",
-            "--conns",
-            "0",
-        ],
-        2,
-        &["--conns"],
-    );
-    // ...its error line, not clap's closing "For more information".
-    ended_saying(
-        &[
-            "sweep",
-            "--dir",
-            d,
-            "--objective",
-            "p99<=1ms",
-            "--",
-            "net",
-            "--loopback",
-            "--runtim=1s",
-        ],
-        2,
-        &["unexpected argument '--runtim'"],
     );
     // Nothing was measured: no sweep directory beyond the two refused
     // after their first step.
