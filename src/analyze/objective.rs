@@ -25,14 +25,31 @@ impl Objective {
     /// Parses `p99.9<=1ms`, `p99 < 500us` (spaces allowed, `p` optional).
     pub fn parse(text: &str) -> Result<Objective, String> {
         const SYNTAX: &str = "expected PERCENTILE<=LATENCY, e.g. 'p99.9<=1ms' or 'p99<500us'";
-        let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let (left, right, strict) = if let Some((l, r)) = compact.split_once("<=") {
-            (l, r, false)
-        } else if let Some((l, r)) = compact.split_once('<') {
-            (l, r, true)
+        let (left, right, strict) = if let Some((l, r)) = text.split_once("<=") {
+            (l.trim(), r.trim(), false)
+        } else if let Some((l, r)) = text.split_once('<') {
+            (l.trim(), r.trim(), true)
         } else {
             return Err(format!("'{text}': no '<=' or '<'; {SYNTAX}"));
         };
+        // A space between the number and its unit is fine; one anywhere
+        // else means there is more than an objective.
+        let right: String = match right.split_whitespace().collect::<Vec<_>>()[..] {
+            [number, unit]
+                if number.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    && unit.chars().all(char::is_alphabetic) =>
+            {
+                format!("{number}{unit}")
+            }
+            [one] => one.to_string(),
+            [] => String::new(),
+            _ => {
+                return Err(format!(
+                    "'{text}': '{right}' is more than a latency; {SYNTAX}"
+                ));
+            }
+        };
+        let right = right.as_str();
         let number = left.strip_prefix(['p', 'P']).unwrap_or(left);
         if number.is_empty() {
             return Err(format!("'{text}': the percentile is missing; {SYNTAX}"));
@@ -138,6 +155,7 @@ mod tests {
             ("p0<=1ms", "strictly between"),
             ("p99<=0ms", "zero"),
             ("pxx<=1ms", "not a percentile"),
+            ("p99<=1ms extra", "more than a latency"),
         ] {
             let e = Objective::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -13,6 +13,13 @@ use crate::model::sweep::Knob;
 use crate::record::StopFlag;
 use crate::workflow::sweep::SweepConfig;
 
+/// The deepest queue `disk --iodepth` takes.
+const MAX_IODEPTH: u32 = 4096;
+
+/// The most samples a step may aim to put above the percentile: a
+/// million is already p99.9 over a billion operations.
+const MAX_SAMPLES_ABOVE: u64 = 1_000_000;
+
 /// The probes a sweep can drive: the open-loop ones.
 const PROBES: [&str; 4] = ["disk", "net", "broker", "timer"];
 
@@ -148,10 +155,12 @@ impl SweepArgs {
                 crate::units::format_duration_compact(self.max_step)
             )));
         }
-        if self.samples_above == 0 {
-            return Err(input_error(
-                "--samples-above must be at least 1".to_string(),
-            ));
+        if !(1..=MAX_SAMPLES_ABOVE).contains(&self.samples_above) {
+            return Err(input_error(format!(
+                "--samples-above {}: give 1 to {MAX_SAMPLES_ABOVE} (30 is the default; each \
+                 step is capped by --max-step anyway)",
+                self.samples_above
+            )));
         }
         Ok(SweepConfig {
             objective,
@@ -184,9 +193,10 @@ impl SweepArgs {
                     .map(|r| r.per_second)
                     .map_err(|e| input_error(format!("{flag} {e}"))),
                 Knob::Iodepth => match text.parse::<u32>() {
-                    Ok(n) if n >= 1 => Ok(n as f64),
+                    Ok(n) if (1..=MAX_IODEPTH).contains(&n) => Ok(n as f64),
                     _ => Err(input_error(format!(
-                        "{flag} '{text}': a queue depth is a whole number from 1"
+                        "{flag} '{text}': a queue depth is a whole number from 1 to \
+                         {MAX_IODEPTH} (disk's --iodepth)"
                     ))),
                 },
             }

@@ -219,3 +219,12 @@ pub struct SweepFile {
     /// Wall time of the whole sweep, ns.
     pub elapsed_ns: u64,
 }
+
+/// The probe and its arguments as one command line (`net --loopback`,
+/// or `timer` alone).
+pub fn probe_command(probe: &str, args: &[String]) -> String {
+    std::iter::once(probe)
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::table::thousands;
-use crate::model::sweep::{Judged, Knob, StepClass, SweepFile};
+use crate::model::sweep::{Judged, Knob, StepClass, SweepFile, probe_command};
 use crate::units::{format_duration_compact, format_ns};
 
 /// A value with its interval: `812.0 µs [790.1 µs–850.2 µs]`.
@@ -33,9 +33,8 @@ pub fn render(sweep: &SweepFile) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "sweep of {} {}: {} judged on '{}' at {:.0} % confidence",
-        sweep.probe,
-        sweep.probe_args.join(" "),
+        "sweep of {}: {} judged on '{}' at {:.0} % confidence",
+        probe_command(&sweep.probe, &sweep.probe_args),
         sweep.objective,
         sweep.series,
         sweep.confidence * 100.0

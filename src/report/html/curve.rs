@@ -57,7 +57,11 @@ pub fn render(sweeps: &[&SweepFile], id: &str, standalone: bool) -> Option<Strin
         .iter()
         .enumerate()
         .map(|(i, s)| LegendEntry {
-            label: format!("{} {} ({})", s.probe, s.probe_args.join(" "), s.start_time),
+            label: format!(
+                "{} ({})",
+                crate::model::sweep::probe_command(&s.probe, &s.probe_args),
+                s.start_time
+            ),
             colour: colour(i).into(),
             dash: String::new(),
             series: None,

@@ -24,7 +24,9 @@ use anyhow::{Context, Result};
 
 use crate::error::{Outcome, input_error};
 use crate::model::Tool;
-use crate::model::sweep::{Capacity, Ending, Knob, SWEEP_SCHEMA, StepClass, SweepFile, SweepStep};
+use crate::model::sweep::{
+    Capacity, Ending, Knob, SWEEP_SCHEMA, StepClass, SweepFile, SweepStep, probe_command,
+};
 use crate::record::StopFlag;
 use crate::units::format_duration_compact;
 use crate::workflow::child::{self, Ended};
@@ -42,10 +44,9 @@ pub fn run(config: &SweepConfig, stop: &StopFlag) -> Result<Outcome> {
     let mut sweep = Sweep::new(config, &dir);
     if !config.quiet {
         eprintln!(
-            "sweep: {} of {} {}, {} from {} to {}, budget {}; writing {}",
+            "sweep: {} of {}, {} from {} to {}, budget {}; writing {}",
             config.objective,
-            config.probe,
-            config.probe_args.join(" "),
+            probe_command(&config.probe, &config.probe_args),
             config.knob.flag(),
             config.knob.argument(config.from),
             config.knob.argument(config.to),
@@ -185,9 +186,8 @@ impl<'a> Sweep<'a> {
                 }
                 if code == Some(2) && self.steps.is_empty() {
                     return Err(input_error(format!(
-                        "{} {}: {words}",
-                        config.probe,
-                        config.probe_args.join(" ")
+                        "{}: {words}",
+                        probe_command(&config.probe, &config.probe_args)
                     )));
                 }
                 self.failure = Some(words);
