@@ -407,13 +407,7 @@ fn rate_mode_labels_latency_and_service() {
     assert!(common::recorded(&series[2]) >= n);
     // What the schedule offered: due every 2 ms from the start, 499 before 1 s.
     let offered = &run["offered"];
-    let total: u64 = offered["offered"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
-    assert_eq!(total, 499, "{offered}");
+    assert_eq!(common::offered_total(&run), 499, "{offered}");
     assert_eq!(offered["completed"], serde_json::json!(["read"]));
     assert_eq!(offered["service"], serde_json::json!(["read.service"]));
 }

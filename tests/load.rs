@@ -14,12 +14,13 @@
 //! disturb the others.
 
 use std::path::Path;
-use std::process::{Child, Command as StdCommand, Stdio};
+use std::process::{Command as StdCommand, Stdio};
 use std::sync::Mutex;
 
 mod common;
 mod netsupport;
 use common::cgroup::CpuQuota;
+use common::hog::Hog;
 use common::{analyze_json, cauda, is_root, read_json, series_tags};
 use netsupport::Responder;
 use serde_json::Value;
@@ -107,16 +108,6 @@ fn pin(pid: u32, cpus: &str) {
     assert!(ok, "taskset -a -p -c {cpus} {pid}");
 }
 
-/// A process killed (and reaped) on every path out of the test.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn an_unloaded_run_offers_what_it_achieves_and_warns_of_nothing() {
     let _one = one_at_a_time();
@@ -140,13 +131,7 @@ fn an_unloaded_run_offers_what_it_achieves_and_warns_of_nothing() {
     assert_eq!(offered["in_flight_limit"], 1);
     // One connection at 500/s from the start: intended at 2 ms, 4 ms, …,
     // 1998 ms — 999 operations, whatever the machine did.
-    let total: u64 = offered["offered"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
-    assert_eq!(total, 999, "{offered}");
+    assert_eq!(common::offered_total(&doc), 999, "{offered}");
     let analysis = analyze_json(&run, &[]);
     let load = &analysis["inputs"][0]["offered_load"];
     let (o, a) = (
@@ -176,13 +161,7 @@ fn a_starved_generator_says_it_fell_behind() {
     pin(server.child.id(), "0");
     // Busy 3 ms in every 10 ms on CPU 1, at a priority the client cannot
     // preempt (a same-priority loop would be preempted by the waking client).
-    let hog = "import time\nwhile True:\n t=time.monotonic()\n while time.monotonic()-t<0.003: pass\n time.sleep(0.007)\n";
-    let _hog = Killed(
-        StdCommand::new("chrt")
-            .args(["-f", "10", "taskset", "-c", "1", "python3", "-c", hog])
-            .spawn()
-            .unwrap(),
-    );
+    let _hog = Hog::fifo_duty(1, 3, 10, 60).expect("a SCHED_FIFO hog, as root");
     let run = dir.path().join("starved.json");
     let (stderr, doc) = net_run(
         Client::Plain,

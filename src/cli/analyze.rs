@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::inputs::{InputArgs, load_all};
+use super::inputs::{InputArgs, load_all, sweeps_apart};
 use super::parse::{PercentileList, duration, percentile_list};
 use crate::analyze;
 use crate::error::{Outcome, input_error};
@@ -79,19 +79,6 @@ impl AnalyzeArgs {
         out.flush()?;
         Ok(Outcome::Done)
     }
-}
-
-/// The sweep files among the inputs, read, and the other inputs.
-pub fn sweeps_apart(files: &[PathBuf]) -> Result<(Vec<SweepFile>, Vec<PathBuf>)> {
-    let mut sweeps = Vec::new();
-    let mut others = Vec::new();
-    for path in files {
-        match SweepFile::read(path).map_err(input_error)? {
-            Some(sweep) => sweeps.push(sweep),
-            None => others.push(path.clone()),
-        }
-    }
-    Ok((sweeps, others))
 }
 
 /// A sweep's table (or the sweep file as JSON); sweeps are analysed on

@@ -1,5 +1,7 @@
 //! The input options of the commands that read files (`analyze`,
-//! `compare`, `convert`, `merge`, `report`), and loading those files.
+//! `compare`, `convert`, `merge`, `report`), and loading those files (and
+//! telling sweep files, which `analyze` and `report` read apart, from the
+//! rest).
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +9,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::parse::duration;
+use crate::error::input_error;
 use crate::formats::import;
 use crate::formats::import::options::{Column, ReadOptions};
+use crate::model::sweep::SweepFile;
 use crate::model::{Format, Loaded, Warning};
 use crate::units::TimeUnit;
 
@@ -62,4 +66,17 @@ pub fn print_warnings(warnings: &[Warning]) {
     for warning in warnings {
         eprintln!("warning: {} — {}", warning.message, warning.advice);
     }
+}
+
+/// The sweep files among the inputs, read, and the other inputs.
+pub fn sweeps_apart(files: &[PathBuf]) -> Result<(Vec<SweepFile>, Vec<PathBuf>)> {
+    let mut sweeps = Vec::new();
+    let mut others = Vec::new();
+    for path in files {
+        match SweepFile::read(path).map_err(input_error)? {
+            Some(sweep) => sweeps.push(sweep),
+            None => others.push(path.clone()),
+        }
+    }
+    Ok((sweeps, others))
 }

@@ -63,7 +63,7 @@ impl ReportArgs {
             confidence: options.confidence,
             ..analyze::Options::default()
         })?;
-        let (sweeps, files) = super::analyze::sweeps_apart(&self.files)?;
+        let (sweeps, files) = super::inputs::sweeps_apart(&self.files)?;
         let built = if sweeps.is_empty() {
             self.build(&files, &options)?
         } else if let Some(other) = files.first().or(self.baseline.as_ref()) {

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::table::thousands;
-use crate::model::sweep::{Judged, Knob, StepClass, SweepFile, probe_command};
+use crate::model::sweep::{Judged, Knob, StepClass, SweepFile, SweepStep, probe_command};
 use crate::units::{format_duration_compact, format_ns};
 
 /// A value with its interval: `812.0 µs [790.1 µs–850.2 µs]`.
@@ -25,6 +25,18 @@ pub fn show_value(knob: Knob, value: f64) -> String {
         Knob::Rate if value >= 100.0 => format!("{}/s", thousands(value.round() as u64)),
         Knob::Rate => format!("{value}/s"),
         Knob::Iodepth => format!("QD{}", value.round() as u64),
+    }
+}
+
+/// A step's verdict in words: met, missed (the target saturated, where
+/// named), cannot tell, or the generator fell behind.
+pub fn verdict_words(step: &SweepStep) -> &'static str {
+    match step.class {
+        StepClass::Below => "met",
+        StepClass::Above if step.saturated.is_some() => "missed, target saturated",
+        StepClass::Above => "missed",
+        StepClass::Unsure => "cannot tell",
+        StepClass::GeneratorLimited => "the generator fell behind",
     }
 }
 
@@ -63,17 +75,7 @@ pub fn render(sweep: &SweepFile) -> String {
                 .map(with_interval)
                 .unwrap_or_default()
         };
-        let verdict = match step.class {
-            StepClass::Below => "met",
-            StepClass::Above => "missed",
-            StepClass::Unsure => "cannot tell",
-            StepClass::GeneratorLimited => "generator behind",
-        };
-        let verdict = if step.saturated.is_some() && step.class == StepClass::Above {
-            "missed, target saturated"
-        } else {
-            verdict
-        };
+        let verdict = verdict_words(step);
         let repeats = match step.runs.len() {
             1 => String::new(),
             n if step.repeats_disagree => format!(" ({n} runs, they disagree)"),

@@ -38,13 +38,18 @@ impl CpuQuota {
 
 impl Drop for CpuQuota {
     fn drop(&mut self) {
-        let tasks = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in tasks.split_whitespace() {
-            let _ = std::fs::write(Path::new(Self::ROOT).join("cgroup.procs"), pid);
-        }
-        if let Err(e) = std::fs::remove_dir(&self.dir) {
-            eprintln!("could not remove {}: {e}", self.dir.display());
-        }
+        remove_group(&self.dir, Path::new(Self::ROOT));
+    }
+}
+
+/// Moves a group's tasks back to the hierarchy's root, then removes it.
+fn remove_group(dir: &Path, root: &Path) {
+    let tasks = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    for pid in tasks.split_whitespace() {
+        let _ = std::fs::write(root.join("cgroup.procs"), pid);
+    }
+    if let Err(e) = std::fs::remove_dir(dir) {
+        eprintln!("could not remove {}: {e}", dir.display());
     }
 }
 
@@ -81,11 +86,7 @@ impl ReadIopsLimit {
 
 impl Drop for ReadIopsLimit {
     fn drop(&mut self) {
-        let tasks = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in tasks.split_whitespace() {
-            let _ = std::fs::write(Path::new(Self::ROOT).join("cgroup.procs"), pid);
-        }
-        let _ = std::fs::remove_dir(&self.dir);
+        remove_group(&self.dir, Path::new(Self::ROOT));
     }
 }
 

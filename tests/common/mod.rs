@@ -164,6 +164,17 @@ pub fn series_tags(run: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// Operations a run's schedule offered, all intervals (its `offered`
+/// section).
+pub fn offered_total(run: &Value) -> u64 {
+    run["offered"]["offered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
+
 /// How many values a run file's series recorded: its intervals' counts.
 pub fn recorded(series: &Value) -> u64 {
     series["intervals"]

@@ -69,15 +69,23 @@ pub const STEP_OVERHEAD_NS: u64 = 500_000_000;
 pub fn check_budget(config: &SweepConfig) -> Result<()> {
     let first = config.step_ns(config.from);
     if first + STEP_OVERHEAD_NS > config.budget_ns {
-        let samples = config.objective.samples_for(config.samples_above);
+        let wanted = config.objective.samples_for(config.samples_above);
+        // What the step holds: the samples wanted, or as many as
+        // --max-step (or, closed loop, --min-step) lets it take.
+        let why = match config.knob {
+            Knob::Rate if first < config.max_step_ns => format!(
+                "{wanted} samples, so that {} are expected above p{}",
+                config.samples_above, config.objective.percentile.key
+            ),
+            Knob::Rate => "--max-step".to_string(),
+            Knob::Iodepth => "--min-step".to_string(),
+        };
         return Err(input_error(format!(
-            "--budget {}: one step at {} needs {} ({samples} samples, so that {} are expected \
-             above p{}); give --budget {} or more, a higher --from, or a lower --samples-above",
+            "--budget {}: one step at {} needs {} ({why}); give --budget {} or more, a higher \
+             --from, or a lower --samples-above",
             format_duration_compact(config.budget_ns),
             config.knob.argument(config.from),
             format_duration_compact(first),
-            config.samples_above,
-            config.objective.percentile.key,
             format_duration_compact(
                 (first + STEP_OVERHEAD_NS).div_ceil(60_000_000_000) * 60_000_000_000
             ),

@@ -2,18 +2,13 @@
 //! the search ended on.
 
 use super::config::SweepConfig;
-use crate::model::sweep::{Capacity, Ending, StepClass, SweepStep};
-use crate::report::sweep::{show_value, with_interval};
+use crate::model::sweep::{Capacity, Ending, SweepStep};
+use crate::report::sweep::{show_value, verdict_words, with_interval};
 use crate::units::format_ns;
 
 /// The line printed when a step ends.
 pub fn step_line(step: &SweepStep, config: &SweepConfig) -> String {
-    let class = match step.class {
-        StepClass::Below => "met",
-        StepClass::Above => "missed",
-        StepClass::Unsure => "cannot tell",
-        StepClass::GeneratorLimited => "the generator fell behind",
-    };
+    let class = verdict_words(step);
     let lag = step
         .lag_p99_ns
         .map(|ns| format!(", lag p99 {}", format_ns(ns as f64)))

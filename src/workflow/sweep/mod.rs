@@ -123,8 +123,6 @@ struct Sweep<'a> {
     config: &'a SweepConfig,
     dir: PathBuf,
     start_time: String,
-    /// Each value's runs: (file name, position in the sweep).
-    runs: Vec<(f64, Vec<(String, usize)>)>,
     steps: Vec<SweepStep>,
     positions: usize,
     /// Why the last step failed, for the finding.
@@ -141,7 +139,6 @@ impl<'a> Sweep<'a> {
             config,
             dir: dir.to_path_buf(),
             start_time: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-            runs: Vec::new(),
             steps: Vec::new(),
             positions: 0,
             failure: None,
@@ -194,19 +191,19 @@ impl<'a> Sweep<'a> {
                 return Ok(None);
             }
         }
-        let runs = match self.runs.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, runs)) => runs,
-            None => {
-                self.runs.push((value, Vec::new()));
-                &mut self.runs.last_mut().expect("just pushed").1
-            }
-        };
+        // This value's earlier runs (a repeat pools them) and the new one.
+        let mut runs: Vec<(String, usize)> = self
+            .steps
+            .iter()
+            .filter(|s| s.value == value)
+            .flat_map(|s| s.runs.iter().cloned().zip(s.order.iter().copied()))
+            .collect();
         runs.push((measured.run, position));
         let (judged, tag, warnings) = step::judge_runs(
             config,
             &self.dir,
             value,
-            runs,
+            &runs,
             crate::analyze::load::load_verdict,
         )?;
         self.series = tag;
