@@ -377,6 +377,7 @@ mod tests {
                 completed: vec!["rtt".into()],
                 service: vec!["service".into()],
             }),
+            blame: None,
             observers: Vec::new(),
             integrity: None,
         }

@@ -1,6 +1,7 @@
 //! The data model: run files, series and summaries, and what a run stores
 //! about its host (serde). Data only: no reading of the system, no analysis.
 
+pub mod blame;
 pub mod broker;
 pub mod check;
 pub mod digest;

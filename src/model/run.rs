@@ -178,6 +178,15 @@ pub struct RunFile {
         deserialize_with = "section"
     )]
     pub offered: Option<crate::model::load::OfferedLoad>,
+    /// `--kernel blame`: why the slow operations were slow (per series
+    /// and interval, and the slowest with their whole vector); absent
+    /// without it, in imported data and in older files.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub blame: Option<crate::model::blame::BlameReport>,
     /// cauda's own threads beside the probe's (the observer, which samples
     /// the host and beats the `self` heartbeat, the collector, and the
     /// metrics endpoint's server when there is one): where

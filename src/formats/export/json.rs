@@ -92,6 +92,10 @@ pub fn run_with_summary(
             [only] => only.run.as_ref().and_then(|r| r.offered.clone()),
             _ => None,
         },
+        blame: match inputs {
+            [only] => only.run.as_ref().and_then(|r| r.blame.clone()),
+            _ => None,
+        },
         observers: Vec::new(),
         integrity: None,
     }

@@ -158,6 +158,16 @@ pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
                 ))
             })?;
     }
+    if let Some(blame) = &run.blame {
+        let tags: Vec<&str> = run.series.iter().map(|s| s.tag.as_str()).collect();
+        let intervals = run.series.iter().map(|s| s.intervals.len()).max();
+        blame.check(&tags, intervals.unwrap_or(0)).map_err(|why| {
+            input_error(format!(
+                "{source}: blame: {why}; the file is damaged or was edited — re-export it from \
+                 the original"
+            ))
+        })?;
+    }
     let changed = changed_since_written(source, text, &mut run)?;
     Ok((run, changed))
 }

@@ -154,6 +154,7 @@ pub fn assemble(
         broker: None,
         kernel: gathered.kernel,
         offered,
+        blame: None,
         observers: gathered.observers,
         integrity: None,
     };

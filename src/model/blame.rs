@@ -1,0 +1,308 @@
+//! The `"blame"` section of a run file (`--kernel blame`): why each slow
+//! operation was slow, as the kernel saw the operation's own thread from
+//! its intended start to its completion.
+//!
+//! A **blame vector** splits one operation's latency into causes that add
+//! up to it (never more): time waiting on a run queue, hard-IRQ and
+//! softirq work on its CPU, its CPU leaving an idle state, its own I/O in
+//! the block layer's queue and in the device, time on CPU, time blocked
+//! on anything else, time the hypervisor took the vCPU away, and what no
+//! event explains. A cause may carry a detail after a dot: the IRQ's name
+//! (`irq.virtio0-requests`), the softirq's kind (`softirq.NET_RX`), the
+//! idle state (`idle_exit.haltpoll idle`).
+//!
+//! The section keeps, per series and interval, the totals of that
+//! interval's slow operations, and the run's slowest operations with their
+//! whole vector and the tasks that held their CPU. Runs without
+//! `--kernel blame`, imported data and older files have no section.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::names::check_name;
+
+/// The causes a vector is made of, in the order people read them.
+pub const CAUSES: [&str; 12] = [
+    "run_queue",
+    "irq",
+    "softirq",
+    "idle_exit",
+    "timer",
+    "block_queue",
+    "block_device",
+    "running",
+    "blocked",
+    "steal",
+    "page_fault",
+    "unexplained",
+];
+
+/// What each cause means, for tables, reports and the schema.
+pub fn cause_meaning(cause: &str) -> &'static str {
+    match cause {
+        "run_queue" => "runnable, waiting for its CPU (the tasks that held it are the culprits)",
+        "irq" => "hard-IRQ handlers on its CPU",
+        "softirq" => "softirq work on its CPU (by kind)",
+        "idle_exit" => "its CPU leaving an idle state when the operation was due",
+        "timer" => "asleep until a timer woke it, beyond the idle exit and interrupts",
+        "block_queue" => "its I/O in the block layer before the driver took it",
+        "block_device" => "its I/O in the device",
+        "running" => "on CPU: its own work and the kernel's on its behalf",
+        "blocked" => "asleep, waiting on anything else (a peer, a lock, a page)",
+        "steal" => "the hypervisor ran something else on its vCPU",
+        "page_fault" => "page faults (counted; their time is inside running)",
+        _ => "time no event accounts for",
+    }
+}
+
+/// The top-level cause of a vector key (`softirq.NET_RX` → `softirq`).
+pub fn cause_of(key: &str) -> &str {
+    key.split_once('.').map_or(key, |(cause, _)| cause)
+}
+
+/// How slow an operation had to be for its vector to be kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum Threshold {
+    /// Slower than the p99 of the series' operations so far (the first
+    /// operations of a run are judged against those before them).
+    PreviousP99,
+    /// Slower than a fixed latency (`--blame-above`).
+    Fixed {
+        /// The latency, ns.
+        ns: u64,
+    },
+}
+
+/// A task that held the operation's CPU while it waited on the run queue.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Culprit {
+    /// Its command name (16 bytes at most, as the kernel keeps it).
+    pub comm: String,
+    /// Its thread id.
+    pub pid: u32,
+    /// How long it held the CPU inside the operation's window, ns.
+    pub ns: u64,
+}
+
+/// One slow operation and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SlowOperation {
+    /// The series it was recorded in.
+    pub series: String,
+    /// The probe thread (0-based) and its thread id.
+    pub thread: usize,
+    /// Its thread id in the kernel.
+    pub tid: u32,
+    /// The CPU it last ran on.
+    pub cpu: u32,
+    /// Its intended start, ns from the run's start.
+    pub start_ns: u64,
+    /// Its latency, ns (from the intended start to completion).
+    pub latency_ns: u64,
+    /// Time per cause (and detail), ns; adds up to `latency_ns`.
+    pub causes: BTreeMap<String, u64>,
+    /// The tasks that held its CPU while it waited, longest first (three
+    /// at most).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub culprits: Vec<Culprit>,
+    /// Page faults it took inside the window.
+    #[serde(default)]
+    pub page_faults: u64,
+    /// Block requests of its own that completed inside the window.
+    #[serde(default)]
+    pub requests: u64,
+}
+
+/// The slow operations of one series in one interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalBlame {
+    /// The interval on the run's grid (0 from the run's start).
+    pub index: u64,
+    /// How many operations were slow.
+    pub slow: u64,
+    /// Their latencies added up, ns.
+    pub latency_ns: u64,
+    /// Their vectors added up, per cause (and detail), ns.
+    pub causes: BTreeMap<String, u64>,
+}
+
+/// The blame of one series: its intervals with slow operations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesBlame {
+    /// The series' tag.
+    pub tag: String,
+    /// Intervals with at least one slow operation, in order.
+    pub intervals: Vec<IntervalBlame>,
+}
+
+/// The run file's `blame` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlameReport {
+    /// Which operations count as slow.
+    pub threshold: Threshold,
+    /// Per series, the slow operations' totals by interval.
+    pub series: Vec<SeriesBlame>,
+    /// The run's slowest operations (at most `kept`), slowest first.
+    pub slowest: Vec<SlowOperation>,
+    /// How many of the slowest are kept.
+    pub kept: u64,
+    /// Events the kernel could not keep, by reason (a culprit ring that
+    /// went round, a thread beyond the table): never silently dropped.
+    #[serde(default)]
+    pub lost: BTreeMap<String, u64>,
+    /// How finely the kernel keeps the steal clock (what `steal` can
+    /// resolve), in words.
+    #[serde(default)]
+    pub steal_resolution: String,
+}
+
+/// At most this many slowest operations in a file.
+pub const SLOWEST_LIMIT: u64 = 100_000;
+
+impl BlameReport {
+    /// What cauda writes always holds, checked against the run's series
+    /// tags and intervals; the first field that does not, named.
+    pub fn check(&self, tags: &[&str], intervals: usize) -> Result<(), String> {
+        if self.kept > SLOWEST_LIMIT || self.slowest.len() as u64 > self.kept {
+            return Err(format!(
+                "slowest holds {} operations, kept says {} (at most {SLOWEST_LIMIT})",
+                self.slowest.len(),
+                self.kept
+            ));
+        }
+        for (i, series) in self.series.iter().enumerate() {
+            if !tags.contains(&series.tag.as_str()) {
+                return Err(format!(
+                    "series[{i}]: no series '{}' in the run",
+                    series.tag
+                ));
+            }
+            let mut last = None;
+            for (j, iv) in series.intervals.iter().enumerate() {
+                let at = format!("series[{i}].intervals[{j}]");
+                if iv.index as usize >= intervals.max(1) || last.is_some_and(|l| l >= iv.index) {
+                    return Err(format!(
+                        "{at}: index {} out of order or past the run",
+                        iv.index
+                    ));
+                }
+                last = Some(iv.index);
+                check_vector(&at, &iv.causes, iv.latency_ns)?;
+            }
+        }
+        for (i, op) in self.slowest.iter().enumerate() {
+            let at = format!("slowest[{i}]");
+            if !tags.contains(&op.series.as_str()) {
+                return Err(format!("{at}: no series '{}' in the run", op.series));
+            }
+            check_vector(&at, &op.causes, op.latency_ns)?;
+            if op.culprits.len() > 3 {
+                return Err(format!("{at}: more than three culprits"));
+            }
+            for c in &op.culprits {
+                check_name(&format!("{at}'s culprit"), &c.comm)?;
+            }
+        }
+        for key in self.lost.keys() {
+            check_name("blame.lost", key)?;
+        }
+        check_name("blame.steal_resolution", &self.steal_resolution)
+    }
+}
+
+/// A vector's keys are causes (with a detail) and its time is at most the
+/// latency it explains.
+fn check_vector(at: &str, causes: &BTreeMap<String, u64>, latency_ns: u64) -> Result<(), String> {
+    let mut total: u64 = 0;
+    for (key, &ns) in causes {
+        if !CAUSES.contains(&cause_of(key)) {
+            return Err(format!(
+                "{at}: '{key}' is not a cause ({})",
+                CAUSES.join(", ")
+            ));
+        }
+        check_name(&format!("{at}'s cause"), key)?;
+        if cause_of(key) != "page_fault" {
+            total = total.saturating_add(ns);
+        }
+    }
+    if total > latency_ns {
+        return Err(format!(
+            "{at}: causes add up to {total} ns, more than the latency {latency_ns} ns"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(causes: &[(&str, u64)], latency_ns: u64) -> SlowOperation {
+        SlowOperation {
+            series: "wakeup".into(),
+            thread: 0,
+            tid: 7,
+            cpu: 1,
+            start_ns: 0,
+            latency_ns,
+            causes: causes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            culprits: Vec::new(),
+            page_faults: 0,
+            requests: 0,
+        }
+    }
+
+    fn report(slowest: Vec<SlowOperation>) -> BlameReport {
+        BlameReport {
+            threshold: Threshold::PreviousP99,
+            series: Vec::new(),
+            kept: 100,
+            slowest,
+            lost: BTreeMap::new(),
+            steal_resolution: "each scheduler clock update".into(),
+        }
+    }
+
+    #[test]
+    fn a_vector_never_explains_more_than_its_latency() {
+        let fits = report(vec![op(&[("run_queue", 60), ("softirq.NET_RX", 40)], 100)]);
+        assert!(fits.check(&["wakeup"], 1).is_ok());
+        let over = report(vec![op(&[("run_queue", 60), ("irq.eth0", 41)], 100)]);
+        assert!(
+            over.check(&["wakeup"], 1)
+                .unwrap_err()
+                .contains("more than the latency")
+        );
+        let faults_are_counts = report(vec![op(&[("running", 100), ("page_fault", 9)], 100)]);
+        assert!(faults_are_counts.check(&["wakeup"], 1).is_ok());
+    }
+
+    #[test]
+    fn unknown_causes_and_series_are_named() {
+        let bad = report(vec![op(&[("gremlins", 1)], 100)]);
+        assert!(
+            bad.check(&["wakeup"], 1)
+                .unwrap_err()
+                .contains("'gremlins' is not a cause")
+        );
+        assert!(
+            report(vec![op(&[], 1)])
+                .check(&["rtt"], 1)
+                .unwrap_err()
+                .contains("wakeup")
+        );
+    }
+
+    #[test]
+    fn the_threshold_reads_as_written() {
+        let fixed: Threshold = serde_json::from_str(r#"{"rule":"fixed","ns":5}"#).unwrap();
+        assert_eq!(fixed, Threshold::Fixed { ns: 5 });
+        let p99 = serde_json::to_string(&Threshold::PreviousP99).unwrap();
+        assert_eq!(p99, r#"{"rule":"previous_p99"}"#);
+        assert_eq!(cause_of("softirq.NET_RX"), "softirq");
+        assert_eq!(cause_of("idle_exit.haltpoll idle"), "idle_exit");
+    }
+}
