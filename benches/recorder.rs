@@ -62,6 +62,7 @@ fn main() {
     black_box(&hist);
 
     let spec = SeriesSpec {
+        blamed: false,
         tag: "x".into(),
         measured_from: MeasuredFrom::IntendedStart,
     };

@@ -73,6 +73,8 @@ struct cauda_stats {
 struct req_times {
 	__u64 start; /* block_io_start, 0 when not seen */
 	__u64 issue; /* block_rq_issue, 0 until issued */
+	__u32 tid;   /* the thread that started it, 0 when not seen */
+	__u32 pad;
 };
 
 struct {
@@ -199,6 +201,8 @@ static __always_inline void record(const struct cauda_config *cfg, __u32 series,
 	raise_to(&st->max, value);
 }
 
+#include "blame.h"
+
 /* The request's partition (or, without one, its disk) is `dev`. */
 static __always_inline bool on_device(struct request *rq, __u32 dev)
 {
@@ -214,7 +218,8 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(block_io_start, struct request *rq)
 {
 	struct cauda_config *cfg = settings();
-	struct req_times t = { .start = bpf_ktime_get_ns(), .issue = 0 };
+	struct req_times t = { .start = bpf_ktime_get_ns(), .issue = 0,
+				.tid = (__u32)bpf_get_current_pid_tgid() };
 	__u64 key = (__u64)rq;
 
 	if (!cfg)
@@ -241,7 +246,7 @@ int BPF_PROG(block_rq_issue, struct request *rq)
 	struct cauda_config *cfg = settings();
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct req_times *t = bpf_map_lookup_elem(&requests, &key);
-	struct req_times fresh = { .start = 0, .issue = now };
+	struct req_times fresh = { .start = 0, .issue = now, .tid = 0 };
 
 	if (t) {
 		t->issue = now;
@@ -267,6 +272,8 @@ int BPF_PROG(block_rq_complete, struct request *rq, int error, unsigned int nr_b
 
 	if (!t)
 		return 0;
+	if (t->issue && t->issue <= now && t->start <= t->issue)
+		blame_request(t->tid, t->start, t->issue, now);
 	op = rq->cmd_flags & REQ_OP_MASK;
 	/* Stamps out of order would wrap: such a request (never seen) is
 	 * counted with the other operations, not in a series. */

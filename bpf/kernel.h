@@ -53,10 +53,29 @@ struct request {
 	unsigned int cmd_flags;
 	struct block_device *part;
 };
+struct thread_info {
+	__u32 cpu;
+};
+struct rq {
+	__u64 prev_steal_time;
+};
+struct cfs_rq {
+	struct rq *rq;
+};
+struct sched_entity {
+	struct cfs_rq *cfs_rq;
+};
 struct task_struct {
+	struct thread_info thread_info;
 	int pid;
 	int tgid;
+	char comm[16];
+	struct sched_entity se;
 };
+struct irqaction {
+	const char *name;
+};
+struct pt_regs;
 #pragma clang attribute pop
 
 #endif

@@ -610,6 +610,7 @@ fn storm_run(dir: &Path) -> PathBuf {
         load: cauda::model::LoadMode::OpenLoop,
         parameters: serde_json::json!({"period": "20ms", "write": "4k + fdatasync"}),
         series: vec![SeriesSpec {
+            blamed: true,
             tag: "write".into(),
             measured_from: cauda::model::MeasuredFrom::IntendedStart,
         }],

@@ -60,6 +60,12 @@ impl ProbeCommand for KernelArgs {
         }
         sources.sort();
         sources.dedup();
+        if sources.contains(&KernelSource::Blame) {
+            return Err(crate::error::input_error(
+                "cauda kernel --kernel blame: blame explains a probe's own operations, and cauda \
+                 kernel has none; give --kernel blame to timer, hiccup, disk or net",
+            ));
+        }
         let config = KernelConfig {
             sources,
             device: self.device.as_deref().map(device_name).transpose()?,

@@ -61,9 +61,23 @@ pub struct RunOutputArgs {
     /// time of this process's requests on the probe's device, per
     /// direction; `runq` — run-queue delay of the probe's threads and of
     /// the whole host. Needs root (or CAP_BPF and CAP_PERFMON) and a
-    /// kernel with BTF.
+    /// kernel with BTF. `blame` — for each slow operation, where its
+    /// latency went: run-queue wait (and the tasks that held the CPU), hard
+    /// IRQs, softirqs, the CPU's idle exit, its own I/O's block queue and
+    /// device time, steal, time on CPU, blocked and unexplained (timer,
+    /// hiccup, disk with --iodepth 1, net).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub kernel: Vec<crate::model::kernel::KernelSource>,
+    /// With --kernel blame: an operation is slow above this latency
+    /// (default: above the p99 of the series' operations so far, about
+    /// 1 % of them).
+    #[arg(long, value_name = "DURATION", value_parser = super::parse::duration)]
+    pub blame_above: Option<u64>,
+    /// With --kernel blame: how many of the run's slowest operations keep
+    /// their whole blame vector in the run file.
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub blame_keep: u64,
     /// Do not sample host counters (PSI, vmstat, …) each interval; for
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]
@@ -180,6 +194,12 @@ impl RunOutputArgs {
         let mut kernel = self.kernel.clone();
         kernel.sort();
         kernel.dedup();
+        let blame = kernel.contains(&crate::model::kernel::KernelSource::Blame);
+        if !blame && (self.blame_above.is_some() || self.blame_keep != 100) {
+            return Err(input_error(
+                "--blame-above and --blame-keep choose what --kernel blame keeps: add --kernel blame",
+            ));
+        }
         Ok(Destination {
             run_file: self.output.clone(),
             hlog: self.hlog.clone(),
@@ -188,6 +208,8 @@ impl RunOutputArgs {
             start_at_unix_ns: self.start_at,
             metrics: self.metrics_listen,
             kernel,
+            blame_above_ns: self.blame_above,
+            blame_keep: self.blame_keep as usize,
             host_counters: !self.no_host_counters,
             self_heartbeat: !self.no_self_thread,
         })

@@ -20,6 +20,10 @@ pub enum KernelSource {
     /// Run-queue delay (woken or preempted → running) of the probe's own
     /// threads (`runq`) and of every thread on the host (`runq.host`).
     Runq,
+    /// Per-operation blame: for each slow operation of the probe, where
+    /// its latency went (run queue, interrupts, idle exit, its I/O, …);
+    /// no series of its own, the run file's `blame` section.
+    Blame,
 }
 
 impl KernelSource {
@@ -28,6 +32,7 @@ impl KernelSource {
         match self {
             KernelSource::Block => "block",
             KernelSource::Runq => "runq",
+            KernelSource::Blame => "blame",
         }
     }
 
@@ -36,6 +41,7 @@ impl KernelSource {
         match self {
             KernelSource::Block => &KERNEL_TAGS[..6],
             KernelSource::Runq => &KERNEL_TAGS[6..],
+            KernelSource::Blame => &[],
         }
     }
 }

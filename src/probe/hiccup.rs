@@ -75,6 +75,7 @@ pub fn control_loop<C: Clock, S: Sink>(
     let mut now = clock.now();
     while now < end_ns && !done() {
         let deadline = now + sleep_ns;
+        sink.begin(deadline);
         clock.sleep_until(deadline);
         now = clock.now();
         if done() {
@@ -96,6 +97,7 @@ pub fn run(config: &HiccupConfig, destination: &Destination, stop: &StopFlag) ->
         series: tags
             .iter()
             .map(|tag| SeriesSpec {
+                blamed: true,
                 tag: tag.clone(),
                 measured_from: MeasuredFrom::IntendedStart,
             })

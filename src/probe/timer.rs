@@ -119,6 +119,7 @@ impl TimerConfig {
 
     fn series(&self) -> Vec<SeriesSpec> {
         let spec = |tag: String| SeriesSpec {
+            blamed: true,
             tag,
             measured_from: MeasuredFrom::IntendedStart,
         };
@@ -170,6 +171,7 @@ pub fn periodic<C: Clock, S: Sink>(
         if intended >= end_ns {
             return clock.now();
         }
+        sink.begin(intended);
         if !sleep_sliced(clock, intended, now, stop) {
             return clock.now();
         }
@@ -198,6 +200,7 @@ pub fn idle_sweep<C: Clock, S: Sink>(
             if intended > phase_end {
                 break;
             }
+            sink.begin(intended);
             if !sleep_sliced(clock, intended, start, stop) {
                 return clock.now();
             }

@@ -13,6 +13,6 @@ pub mod stop;
 
 pub use clock::{Clock, FakeClock, MonotonicClock};
 pub use histogram::{ExactStats, LatencyHistogram};
-pub use recorder::{Recorder, SeriesId, Sink};
+pub use recorder::{OpHook, Recorder, SeriesId, Sink};
 pub use schedule::{Arrivals, Schedule};
 pub use stop::StopFlag;

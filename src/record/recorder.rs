@@ -35,6 +35,16 @@ pub struct IntervalReport {
     pub faults: u64,
 }
 
+/// What a run adds to each operation a probe records (`--kernel blame`):
+/// told when an operation's window opens (before its intended start where
+/// the probe knows it) and of every value recorded.
+pub trait OpHook: Send + std::fmt::Debug {
+    /// The next operation is intended to start at `intended_ns`.
+    fn begin(&mut self, intended_ns: u64);
+    /// `value_ns` was recorded in `series`, completed at `now_ns`.
+    fn end(&mut self, now_ns: u64, series: SeriesId, value_ns: u64);
+}
+
 /// A probe thread's recorder.
 #[derive(Debug)]
 pub struct Recorder {
@@ -47,6 +57,7 @@ pub struct Recorder {
     faults: u64,
     to_collector: Sender<IntervalReport>,
     spares: Receiver<Vec<LatencyHistogram>>,
+    hook: Option<Box<dyn OpHook>>,
 }
 
 impl Recorder {
@@ -70,6 +81,20 @@ impl Recorder {
             faults: 0,
             to_collector,
             spares,
+            hook: None,
+        }
+    }
+
+    /// Tells `hook` of every operation this recorder records.
+    pub fn set_hook(&mut self, hook: Box<dyn OpHook>) {
+        self.hook = Some(hook);
+    }
+
+    /// The next operation is intended to start at `intended_ns`.
+    #[inline]
+    pub fn begin(&mut self, intended_ns: u64) {
+        if let Some(hook) = self.hook.as_mut() {
+            hook.begin(intended_ns);
         }
     }
 
@@ -81,6 +106,9 @@ impl Recorder {
             self.rotate(now_ns);
         }
         self.hists[series].record(value);
+        if let Some(hook) = self.hook.as_mut() {
+            hook.end(now_ns, series, value);
+        }
     }
 
     /// Records `n` copies of `value` in `series` at `now_ns`.
@@ -156,6 +184,10 @@ pub trait Sink {
     /// Records `value` in `series`, completed at `now_ns`.
     fn record(&mut self, now_ns: u64, series: SeriesId, value: u64);
 
+    /// The next operation is intended to start at `intended_ns` (called
+    /// before waiting for it, where the probe waits).
+    fn begin(&mut self, _intended_ns: u64) {}
+
     /// Counts an operation that failed at `now_ns`.
     fn fault(&mut self, _now_ns: u64) {}
 }
@@ -164,6 +196,11 @@ impl Sink for Recorder {
     #[inline]
     fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
         Recorder::record(self, now_ns, series, value);
+    }
+
+    #[inline]
+    fn begin(&mut self, intended_ns: u64) {
+        Recorder::begin(self, intended_ns);
     }
 
     #[inline]

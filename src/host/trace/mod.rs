@@ -25,6 +25,7 @@
 //! run's intervals, [`report`] says what was counted and missed, and `sys`
 //! holds the aya calls and the shared mapping.
 
+pub mod blame;
 pub mod grid;
 mod programs;
 pub mod report;
@@ -95,7 +96,10 @@ impl Tracer {
             ));
         }
         let (dev, device) = match &request.device {
-            Some(name) if request.sources.contains(&KernelSource::Block) => {
+            Some(name)
+                if request.sources.contains(&KernelSource::Block)
+                    || request.sources.contains(&KernelSource::Blame) =>
+            {
                 let (dev, text) = target::device_number(name)?;
                 (dev, Some(format!("{name} ({text})")))
             }
@@ -106,8 +110,11 @@ impl Tracer {
             dev,
             ..sys::Config::default()
         };
-        let loaded =
-            sys::load(config, &programs::programs(&request.sources)).map_err(programs::explain)?;
+        let loaded = sys::load(
+            config,
+            &programs::programs(&request.sources, request.device.is_some()),
+        )
+        .map_err(programs::explain)?;
         // The whole host has no "own" threads: only runq.host then.
         let series: Vec<usize> = request
             .sources
@@ -133,13 +140,38 @@ impl Tracer {
         Ok(tracer)
     }
 
-    /// Counts the probe's threads in the `runq` series.
+    /// Counts the probe's threads in the `runq` series, and gives each its
+    /// blame counters (in thread order) with `--kernel blame`.
     pub fn own_threads(&mut self, tids: &[i32]) -> Result<()> {
         self.loaded.add_own_threads(tids).map_err(|e| {
             anyhow::anyhow!("cannot mark the probe's threads for --kernel runq: {e}")
         })?;
+        if self.request.sources.contains(&KernelSource::Blame) {
+            if tids.len() > blame::THREADS {
+                return Err(input_error(format!(
+                    "--kernel blame keeps counters for at most {} probe threads; this run has \
+                     {}: use fewer threads (--threads, --jobs, --conns)",
+                    blame::THREADS,
+                    tids.len()
+                )));
+            }
+            self.loaded.add_blamed_threads(tids).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot give the probe's threads their --kernel blame counters: {e}"
+                )
+            })?;
+        }
         self.threads.extend_from_slice(tids);
         Ok(())
+    }
+
+    /// The probe threads' blame counters (slot `i` is thread `i`), with
+    /// `--kernel blame`.
+    pub fn blame_table(&self) -> Option<blame::Table> {
+        self.request
+            .sources
+            .contains(&KernelSource::Blame)
+            .then(|| blame::Table::new(self.loaded.blame.clone()))
     }
 
     /// Starts counting: interval 0 begins at `run_start_ns` (monotonic).

@@ -6,42 +6,67 @@ use crate::error::input_error;
 use crate::host::root::HostRoot;
 use crate::model::kernel::KernelSource;
 
-/// The programs for each group, and the tracepoints each may attach to.
-pub(super) fn programs(sources: &[KernelSource]) -> Vec<sys::Attach> {
+const fn needed(program: &'static str, tracepoints: &'static [&'static str]) -> sys::Attach {
+    sys::Attach {
+        program,
+        tracepoints,
+        optional: false,
+    }
+}
+
+/// The block layer's programs: `block_io_start` is 6.5+; before it,
+/// requests that go through an I/O scheduler show their start at
+/// insertion.
+const BLOCK: [sys::Attach; 3] = [
+    needed("block_io_start", &["block_io_start", "block_rq_insert"]),
+    needed("block_rq_issue", &["block_rq_issue"]),
+    needed("block_rq_complete", &["block_rq_complete"]),
+];
+
+const RUNQ: [sys::Attach; 3] = [
+    needed("sched_wakeup", &["sched_wakeup"]),
+    needed("sched_wakeup_new", &["sched_wakeup_new"]),
+    needed("sched_switch", &["sched_switch"]),
+];
+
+/// Per-operation blame: the thread's states, what ran on its CPU, the
+/// idle exit; page faults where the architecture has their tracepoints
+/// (x86).
+const BLAME: [sys::Attach; 11] = [
+    needed("blame_switch", &["sched_switch"]),
+    needed("blame_wakeup", &["sched_wakeup"]),
+    needed("blame_irq_entry", &["irq_handler_entry"]),
+    needed("blame_irq_exit", &["irq_handler_exit"]),
+    needed("blame_softirq_entry", &["softirq_entry"]),
+    needed("blame_softirq_exit", &["softirq_exit"]),
+    needed("blame_hrtimer_entry", &["hrtimer_expire_entry"]),
+    needed("blame_hrtimer_exit", &["hrtimer_expire_exit"]),
+    needed("blame_cpu_idle", &["cpu_idle"]),
+    sys::Attach {
+        program: "blame_fault_user",
+        tracepoints: &["page_fault_user"],
+        optional: true,
+    },
+    sys::Attach {
+        program: "blame_fault_kernel",
+        tracepoints: &["page_fault_kernel"],
+        optional: true,
+    },
+];
+
+/// The programs for each group; blame on a block device also needs the
+/// block layer's (its own requests' queue and device time).
+pub(super) fn programs(sources: &[KernelSource], device: bool) -> Vec<sys::Attach> {
+    let blame = sources.contains(&KernelSource::Blame);
     let mut out = Vec::new();
-    if sources.contains(&KernelSource::Block) {
-        out.extend([
-            // block_io_start is 6.5+; before it, requests that go through
-            // an I/O scheduler show their start at insertion.
-            sys::Attach {
-                program: "block_io_start",
-                tracepoints: &["block_io_start", "block_rq_insert"],
-            },
-            sys::Attach {
-                program: "block_rq_issue",
-                tracepoints: &["block_rq_issue"],
-            },
-            sys::Attach {
-                program: "block_rq_complete",
-                tracepoints: &["block_rq_complete"],
-            },
-        ]);
+    if sources.contains(&KernelSource::Block) || (blame && device) {
+        out.extend(BLOCK);
     }
     if sources.contains(&KernelSource::Runq) {
-        out.extend([
-            sys::Attach {
-                program: "sched_wakeup",
-                tracepoints: &["sched_wakeup"],
-            },
-            sys::Attach {
-                program: "sched_wakeup_new",
-                tracepoints: &["sched_wakeup_new"],
-            },
-            sys::Attach {
-                program: "sched_switch",
-                tracepoints: &["sched_switch"],
-            },
-        ]);
+        out.extend(RUNQ);
+    }
+    if blame {
+        out.extend(BLAME);
     }
     out
 }
@@ -61,7 +86,10 @@ pub(super) fn explain(error: sys::LoadError) -> anyhow::Error {
              drop the group that needs it from --kernel",
             tracepoints.join(", ")
         ),
-        sys::LoadError::Refused(_, Some(libc::EPERM | libc::EACCES), _) => {
+        // The verifier's refusals are EACCES too, with its log.
+        sys::LoadError::Refused(_, Some(libc::EPERM | libc::EACCES), log)
+            if log.trim().is_empty() || !log.contains("processed") =>
+        {
             "--kernel: loading BPF programs needs root, or CAP_BPF and CAP_PERFMON \
              (this process has neither): run cauda as root, give it those capabilities \
              (setcap cap_bpf,cap_perfmon+ep), or drop --kernel"
@@ -92,7 +120,7 @@ mod tests {
 
     #[test]
     fn each_group_attaches_its_programs() {
-        let block: Vec<_> = programs(&[KernelSource::Block])
+        let block: Vec<_> = programs(&[KernelSource::Block], false)
             .iter()
             .map(|a| a.program)
             .collect();
@@ -100,7 +128,9 @@ mod tests {
             block,
             ["block_io_start", "block_rq_issue", "block_rq_complete"]
         );
-        assert_eq!(programs(&[KernelSource::Runq]).len(), 3);
+        assert_eq!(programs(&[KernelSource::Runq], false).len(), 3);
+        assert_eq!(programs(&[KernelSource::Blame], false).len(), 11);
+        assert_eq!(programs(&[KernelSource::Blame], true).len(), 14);
         assert_eq!(
             KernelSource::Block.tags().len() + KernelSource::Runq.tags().len(),
             KERNEL_TAGS.len()

@@ -58,6 +58,9 @@ pub struct Attach {
     pub program: &'static str,
     /// Tracepoint names, in order of preference.
     pub tracepoints: &'static [&'static str],
+    /// Whether the programs work without it (a kernel without any of its
+    /// tracepoints then runs without it, and the report says so).
+    pub optional: bool,
 }
 
 /// Why loading failed, with what the kernel said.
@@ -77,6 +80,9 @@ pub struct Loaded {
     ebpf: Ebpf,
     hist: Mapping,
     stats: Mapping,
+    /// Every probe thread's blame counters (`--kernel blame`), shared with
+    /// the threads that read them.
+    pub blame: std::sync::Arc<Mapping>,
     /// Held open while the run goes: the kernel counts each program's runs
     /// and run time (`BPF_ENABLE_STATS`) while any such descriptor is open.
     _run_stats: Option<OwnedFd>,
@@ -130,6 +136,12 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
         .map_err(|e| LoadError::Refused(None, None, e))?;
     let stats = Mapping::of(&ebpf, "stats", SLOTS * SERIES * 5 * 8)
         .map_err(|e| LoadError::Refused(None, None, e))?;
+    let blame = Mapping::of(
+        &ebpf,
+        "blame",
+        super::blame::THREADS * std::mem::size_of::<super::blame::Counters>(),
+    )
+    .map_err(|e| LoadError::Refused(None, None, e))?;
     let mut attached = Vec::new();
     for attach in programs {
         let refused = |e: ProgramError| {
@@ -156,8 +168,12 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
                 Err(e) => return Err(refused(e)),
             }
         }
-        let tracepoint =
-            chosen.ok_or(LoadError::NoTracepoint(attach.program, attach.tracepoints))?;
+        let Some(tracepoint) = chosen else {
+            if attach.optional {
+                continue;
+            }
+            return Err(LoadError::NoTracepoint(attach.program, attach.tracepoints));
+        };
         program.attach().map_err(refused)?;
         attached.push((attach.program, tracepoint));
     }
@@ -165,6 +181,7 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
         ebpf,
         hist,
         stats,
+        blame: std::sync::Arc::new(blame),
         _run_stats: run_stats,
         attached,
     })
@@ -206,6 +223,22 @@ impl Loaded {
             HashMap::try_from(map).map_err(|e| e.to_string())?;
         for &tid in tids {
             own.insert(tid as u32, 1, 0).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Gives each thread id a blame slot, in order (`--kernel blame`).
+    pub fn add_blamed_threads(&mut self, tids: &[i32]) -> Result<(), String> {
+        let map = self
+            .ebpf
+            .map_mut("blame_slots")
+            .ok_or("no blame_slots map")?;
+        let mut slots: HashMap<&mut MapData, u32, u32> =
+            HashMap::try_from(map).map_err(|e| e.to_string())?;
+        for (slot, &tid) in tids.iter().enumerate() {
+            slots
+                .insert(tid as u32, slot as u32, 0)
+                .map_err(|e| e.to_string())?;
         }
         Ok(())
     }
@@ -297,7 +330,7 @@ impl Loaded {
 }
 
 /// A map's values mapped into this process (`BPF_F_MMAPABLE` arrays).
-struct Mapping {
+pub struct Mapping {
     at: *mut AtomicU64,
     len: usize,
 }
@@ -339,6 +372,11 @@ impl Mapping {
             at: at.cast(),
             len: bytes / 8,
         })
+    }
+
+    /// The start of the mapped values (page-aligned, `len * 8` bytes).
+    pub fn bytes(&self) -> *mut u8 {
+        self.at.cast()
     }
 
     fn words(&self) -> &[AtomicU64] {

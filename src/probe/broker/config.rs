@@ -187,6 +187,7 @@ impl BrokerConfig {
         let mut specs = Vec::new();
         let mut add = |tag: &str, measured_from| {
             specs.push(SeriesSpec {
+                blamed: false,
                 tag: tag.into(),
                 measured_from,
             });

@@ -54,6 +54,16 @@ use crate::record::{Recorder, StopFlag};
 /// the `broker` section.
 pub fn run(config: &BrokerConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
+    if destination
+        .kernel
+        .contains(&crate::model::kernel::KernelSource::Blame)
+    {
+        return Err(crate::error::input_error(
+            "cauda broker --kernel blame: not yet — a producer keeps many records in flight on \
+             one thread, so no thread's window is one record's own; blame timer, hiccup, disk \
+             or net",
+        ));
+    }
     let io_timeout = Duration::from_nanos(config.timeout_ns.max(5_000_000_000));
     let mut boot = admin::bootstrap(&config.bootstrap, io_timeout, stop)?;
     let wanted = TopicWanted {

@@ -183,6 +183,7 @@ impl DiskConfig {
             }
             map.latency[dir as usize] = Some(specs.len());
             specs.push(SeriesSpec {
+                blamed: true,
                 tag: dir.tag().into(),
                 measured_from: if open {
                     MeasuredFrom::IntendedStart
@@ -193,6 +194,7 @@ impl DiskConfig {
             if open {
                 map.service[dir as usize] = Some(specs.len());
                 specs.push(SeriesSpec {
+                    blamed: false,
                     tag: format!("{}.service", dir.tag()),
                     measured_from: MeasuredFrom::ActualStart,
                 });
@@ -200,6 +202,7 @@ impl DiskConfig {
                 for (part, slot) in [("slat", &mut map.slat), ("clat", &mut map.clat)] {
                     slot[dir as usize] = Some(specs.len());
                     specs.push(SeriesSpec {
+                        blamed: false,
                         tag: format!("{}.{part}", dir.tag()),
                         measured_from: MeasuredFrom::ActualStart,
                     });
@@ -209,6 +212,7 @@ impl DiskConfig {
         if open {
             map.lag = Some(specs.len());
             specs.push(SeriesSpec {
+                blamed: false,
                 tag: "lag".into(),
                 measured_from: MeasuredFrom::IntendedStart,
             });

@@ -154,6 +154,7 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
         slots: &mut [Slot],
         intended: u64,
     ) -> std::io::Result<()> {
+        self.sink.begin(intended);
         let (dir, offset) = self.workload.next_op();
         if let (Some(seed), Dir::Write) = (self.verify, dir) {
             fill_pattern(self.engine.buffer_mut(slot), seed, offset);
@@ -295,6 +296,8 @@ impl<E: Engine, S: Sink> Job<'_, E, S> {
                 issuing = false;
             }
             if issuing && queue.in_flight == 0 && due > now {
+                // The operation's window opens before the wait for it.
+                self.sink.begin(due);
                 // Idle until the next operation is due (in slices, so a stop is seen).
                 let target = due.min(now + SLICE_NS);
                 clock.sleep_until(target);

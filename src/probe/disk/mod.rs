@@ -45,6 +45,7 @@ pub fn run(config: &DiskConfig, destination: &Destination, stop: &StopFlag) -> R
     config.validate()?;
     destination.check()?;
     check_block_target(config, destination)?;
+    check_blame(config, destination)?;
     let (target, kind, warnings) = open_target(config, stop)?;
     let baseline = Baseline::take(config, &target);
     let (plan, map) = plan(config, &target, kind, warnings)?;
@@ -261,6 +262,23 @@ fn in_memory(path: &std::path::Path) -> Option<Warning> {
                  where a path lives), or give --device"
             .into(),
     })
+}
+
+/// `--kernel blame` explains one operation per thread at a time: with
+/// several in flight on a thread, no window is one operation's own.
+fn check_blame(config: &DiskConfig, destination: &Destination) -> Result<()> {
+    if destination
+        .kernel
+        .contains(&crate::model::kernel::KernelSource::Blame)
+        && config.iodepth > 1
+    {
+        return Err(crate::error::input_error(format!(
+            "--kernel blame explains one operation at a time per thread, and --iodepth {} keeps \
+             several in flight on each: use --iodepth 1 with --jobs N for N in flight",
+            config.iodepth
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses `--kernel block` for a file on a filesystem without a block

@@ -230,6 +230,7 @@ pub fn ping<C: Clock, S: Sink>(
         if intended >= pacing.end_ns || stop.is_raised() {
             return Ok(clock.now());
         }
+        sink.begin(intended);
         // Ping-pong without a gap sends at once: no clock read to wait.
         let due = schedule.is_some() || pacing.gap_ns > 0;
         if due && !wait_until(clock, intended, pacing.busy_poll, stop) {

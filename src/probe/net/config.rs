@@ -132,6 +132,7 @@ impl NetConfig {
             MeasuredFrom::ActualStart
         };
         let mut specs = vec![SeriesSpec {
+            blamed: true,
             tag: "rtt".into(),
             measured_from: from,
         }];
@@ -144,11 +145,13 @@ impl NetConfig {
         if rate {
             ids.service = Some(specs.len());
             specs.push(SeriesSpec {
+                blamed: false,
                 tag: "service".into(),
                 measured_from: MeasuredFrom::ActualStart,
             });
             ids.lag = Some(specs.len());
             specs.push(SeriesSpec {
+                blamed: false,
                 tag: "lag".into(),
                 measured_from: MeasuredFrom::IntendedStart,
             });
@@ -156,6 +159,7 @@ impl NetConfig {
         if self.report_half {
             ids.half = Some(specs.len());
             specs.push(SeriesSpec {
+                blamed: false,
                 tag: "rtt/2".into(),
                 measured_from: from,
             });

@@ -32,6 +32,8 @@ pub struct Measured {
     pub thread_error: Option<anyhow::Error>,
     /// What cauda's threads shared with the probe's, when they could not keep apart.
     pub shared_cpus: Option<Warning>,
+    /// `--kernel blame`: what the probe threads kept.
+    pub blame: Option<super::blame::Shared>,
 }
 
 /// What went wrong while measuring, reported once the run file is saved.
@@ -106,7 +108,9 @@ pub fn assemble(
         watched,
         thread_error,
         shared_cpus,
+        blame,
     } = measured;
+    let blame = blame.map(|b| b.report(&plan.series));
     let gathered = gather(&mut collected, watched, &start, plan.interval_ns);
     let cut_short = stop.is_raised() || thread_error.is_some();
     let offered = plan.offered.as_ref().map(|o| {
@@ -154,7 +158,7 @@ pub fn assemble(
         broker: None,
         kernel: gathered.kernel,
         offered,
-        blame: None,
+        blame,
         observers: gathered.observers,
         integrity: None,
     };

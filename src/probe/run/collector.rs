@@ -242,6 +242,7 @@ mod tests {
 
     fn spec(tag: &str) -> SeriesSpec {
         SeriesSpec {
+            blamed: false,
             tag: tag.into(),
             measured_from: MeasuredFrom::IntendedStart,
         }

@@ -39,6 +39,11 @@ pub struct Destination {
     pub metrics: Option<SocketAddr>,
     /// `--kernel`: the kernel series to record beside the probe's.
     pub kernel: Vec<KernelSource>,
+    /// `--blame-above`: with `--kernel blame`, an operation is slow above
+    /// this latency, ns (default: the p99 of the series so far).
+    pub blame_above_ns: Option<u64>,
+    /// `--blame-keep`: how many of the slowest keep their whole vector.
+    pub blame_keep: usize,
     /// Sample host counters (PSI, vmstat, …) at each interval boundary
     /// (off with the hidden `--no-host-counters`, to measure its cost).
     pub host_counters: bool,
@@ -58,6 +63,8 @@ impl Default for Destination {
             start_at_unix_ns: None,
             metrics: None,
             kernel: Vec::new(),
+            blame_above_ns: None,
+            blame_keep: 100,
             host_counters: true,
             self_heartbeat: true,
         }

@@ -24,6 +24,8 @@
 //! thread ([`endpoint`]).
 
 pub mod assemble;
+pub mod blame;
+pub mod blame_report;
 pub mod collector;
 pub mod destination;
 pub mod endpoint;
@@ -137,6 +139,8 @@ struct Started<'scope> {
     watcher: Option<ScopedJoinHandle<'scope, observer::Watched>>,
     /// What cauda's threads share with the probe's, when they cannot keep apart.
     shared_cpus: Option<Warning>,
+    /// `--kernel blame`: what the probe threads' hooks share.
+    blame: Option<blame::Shared>,
 }
 
 /// The second stage, once every probe thread is ready: places cauda's own
@@ -182,6 +186,14 @@ fn begin<'scope>(
         feed,
         &placement,
     )?;
+    let (recorders, blame) = blame::attach(
+        recorders,
+        &ready.thread_ids,
+        tracer.as_ref(),
+        plan,
+        destination,
+        start.run_start,
+    );
     let running = ready.go(recorders, start.run_start);
     let watching = observer::Watching {
         self_heartbeat: observe.self_heartbeat && destination.self_heartbeat,
@@ -199,6 +211,7 @@ fn begin<'scope>(
         collector,
         watcher,
         shared_cpus: placement.shared,
+        blame,
     })
 }
 
@@ -218,6 +231,7 @@ fn observe_and_join(started: Started<'_>, done: &AtomicBool) -> Result<Measured>
         watched,
         thread_error,
         shared_cpus: started.shared_cpus,
+        blame: started.blame,
     })
 }
 

@@ -14,6 +14,9 @@ pub struct SeriesSpec {
     pub tag: String,
     /// Where its latencies are measured from.
     pub measured_from: MeasuredFrom,
+    /// Whether its values are operations' latencies that `--kernel blame`
+    /// explains (not a derived part such as a service time or the lag).
+    pub blamed: bool,
 }
 
 /// What a probe declares before running.

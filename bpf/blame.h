@@ -1,0 +1,490 @@
+/* blame.h - per-operation blame (--kernel blame), included by cauda.bpf.c.
+ *
+ * For each probe thread, cumulative counters of where its time went, in a
+ * memory-mapped array (BPF_F_MMAPABLE) the thread reads itself with plain
+ * loads at an operation's start and end: no system call, nothing per
+ * event sent to user space. The thread writes its operation's intended
+ * start into `window` first; time before it is not counted.
+ *
+ * The thread's own time is split by its state (running, runnable,
+ * blocked; blocked time that a timer ended apart), and what happened on
+ * its CPU meanwhile is taken out of that state's time into its cause:
+ * hard-IRQ handlers (by IRQ), softirqs (by kind), the CPU's exit from an
+ * idle state when the operation was due, and the hypervisor's steal clock.
+ * Its own block requests' queue and device time split its blocked time in
+ * user space. While it waits on a run queue, the tasks that hold its CPU
+ * are written into a small ring (the culprits).
+ *
+ * A thread's CPU for per-CPU causes: the CPU it waits on when runnable,
+ * else the CPU it last ran on (a sleeping pinned thread's own CPU). Two
+ * blamed threads sharing a CPU: the latest one there gets that CPU's
+ * interrupts.
+ */
+#ifndef CAUDA_BLAME_H
+#define CAUDA_BLAME_H
+
+#define BLAME_THREADS 256
+#define BLAME_CPUS 1024
+#define HOLDERS 8
+#define IRQ_SLOTS 4
+#define SOFTIRQS 10
+
+/* A thread's state, as counted (the index into time[] and stolen[]). */
+enum thread_state {
+	STATE_UNKNOWN,
+	STATE_RUNNING,
+	STATE_RUNNABLE,
+	STATE_BLOCKED,
+	/* Blocked time that ended with a wake-up from a timer's callback. */
+	STATE_BLOCKED_TIMER,
+	/* time[] and stolen[] hold eight, so an index masked with 7 is in bounds. */
+	STATE_SLOTS = 8,
+};
+
+/* A task that held a waiting thread's CPU. */
+struct holder {
+	__u64 seq;    /* 1, 2, ... in the order written (0: never written) */
+	__u64 ns;     /* time it held the CPU inside the window */
+	__u64 window; /* the window it was counted in */
+	__u32 pid;
+	__u32 pad;
+	char comm[16];
+};
+
+/* One probe thread's counters, shared with user space (the layout is
+ * src/host/trace/blame.rs's `Counters`). */
+struct cauda_blame {
+	__u64 window;      /* user space: the operation's intended start */
+	__u64 seq;         /* bumped before and after every update */
+	__u64 since;       /* entered `state` then */
+	__u64 steal_since; /* its CPU's steal clock then */
+	__u32 state;
+	__u32 prev_state;
+	__u32 cpu;
+	__u32 idle_state; /* 1 + the idle state of the last idle exit counted */
+	__u64 time[STATE_SLOTS];
+	__u64 stolen[STATE_SLOTS]; /* of each state's time, what the causes took */
+	__u64 irq_ns;
+	__u64 irq_slot_ns[IRQ_SLOTS];
+	__u32 irq[IRQ_SLOTS]; /* 1 + the IRQ numbers of the first four seen */
+	__u64 softirq_ns[SOFTIRQS];
+	__u64 idle_exit_ns;
+	__u64 steal_ns;
+	__u64 block_queue_ns;
+	__u64 block_device_ns;
+	__u64 requests;
+	__u64 faults;
+	__u64 holder_seq;
+	struct holder holders[HOLDERS];
+};
+
+/* What each CPU is doing, for the per-CPU causes. */
+struct cpu_blame {
+	__u32 owner;  /* 1 + the slot of the blamed thread that last ran here */
+	__u32 waiter; /* 1 + the slot of the blamed thread runnable here */
+	__u64 curr_since;
+	__u64 idle_since; /* 0: not idle */
+	__u64 awake;      /* the first event after idle_since */
+	__u64 irq_since;
+	__u64 softirq_since;
+	__u64 nested; /* hard-IRQ time inside the current softirq */
+	__u32 idle_state;
+	__u32 in_timer;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BLAME_THREADS);
+	__type(key, __u32);
+	__type(value, struct cauda_blame);
+} blame SEC(".maps");
+
+/* Thread id -> slot in `blame` (filled by user space). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLAME_THREADS);
+	__type(key, __u32);
+	__type(value, __u32);
+} blame_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BLAME_CPUS);
+	__type(key, __u32);
+	__type(value, struct cpu_blame);
+} blame_cpus SEC(".maps");
+
+static __always_inline struct cauda_blame *blamed(__u32 tid)
+{
+	__u32 *slot = bpf_map_lookup_elem(&blame_slots, &tid);
+
+	return slot ? bpf_map_lookup_elem(&blame, slot) : NULL;
+}
+
+static __always_inline struct cpu_blame *cpu_state(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&blame_cpus, &cpu);
+}
+
+/* The blamed thread that this CPU's work delays, if any. */
+static __always_inline struct cauda_blame *victim(struct cpu_blame *c, __u32 cpu)
+{
+	__u32 slot = c->waiter ? c->waiter : c->owner;
+	struct cauda_blame *b;
+
+	if (!slot)
+		return NULL;
+	slot -= 1;
+	b = bpf_map_lookup_elem(&blame, &slot);
+	return b && b->cpu == cpu ? b : NULL;
+}
+
+static __always_inline __u64 in_window(__u64 from, __u64 to, __u64 window)
+{
+	if (from < window)
+		from = window;
+	return to > from ? to - from : 0;
+}
+
+/* The steal clock of the CPU whose run queue `t` is on, ns. */
+static __always_inline __u64 steal_clock(struct task_struct *t)
+{
+	struct rq *rq = t->se.cfs_rq->rq;
+
+	return rq ? rq->prev_steal_time : 0;
+}
+
+/* [from, to) inside the window was taken from the thread by a cause:
+ * out of the state it was in then (the current one after `since`, the
+ * previous one before). Returns the time taken. */
+static __always_inline __u64 take(struct cauda_blame *b, __u64 from, __u64 to)
+{
+	__u64 lo = from < b->window ? b->window : from;
+	__u64 split = lo < b->since ? b->since : lo;
+	__u64 now_part, before;
+
+	if (to <= lo)
+		return 0;
+	now_part = to > split ? to - split : 0;
+	before = (to - lo) - now_part;
+	b->stolen[b->state & 7] += now_part;
+	b->stolen[b->prev_state & 7] += before;
+	return to - lo;
+}
+
+/* The thread enters `state` at `now`: its time in the state it leaves is
+ * counted (inside the window), with the steal clock's advance meanwhile. */
+static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, __u32 state,
+				  __u64 now, bool by_timer)
+{
+	__u64 steal = steal_clock(t), spent, stolen, whole;
+	__u32 left = b->state;
+
+	__sync_fetch_and_add(&b->seq, 1);
+	if (left != STATE_UNKNOWN && left <= STATE_BLOCKED_TIMER && b->since) {
+		if (left == STATE_BLOCKED && by_timer)
+			left = STATE_BLOCKED_TIMER;
+		spent = in_window(b->since, now, b->window);
+		b->time[left & 7] += spent;
+		if (spent && b->steal_since && steal > b->steal_since) {
+			stolen = steal - b->steal_since;
+			whole = now - b->since;
+			if (spent < whole)
+				stolen = stolen * spent / whole;
+			if (stolen > spent)
+				stolen = spent;
+			b->steal_ns += stolen;
+			b->stolen[left & 7] += stolen;
+		}
+	}
+	b->prev_state = b->state == STATE_UNKNOWN ? state : b->state;
+	b->state = state;
+	b->since = now;
+	b->steal_since = steal;
+	__sync_fetch_and_add(&b->seq, 1);
+}
+
+static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
+{
+	if (c->idle_since && !c->awake)
+		c->awake = now;
+}
+
+/* A task that is not a blamed thread held `c`'s CPU until `now`, while a
+ * blamed thread waited there: one more culprit in its ring. */
+static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_struct *prev,
+				 __u64 now)
+{
+	__u32 slot = c->waiter;
+	struct cauda_blame *b;
+	struct holder *h;
+	__u64 from, ns, seq;
+
+	if (!slot)
+		return;
+	slot -= 1;
+	b = bpf_map_lookup_elem(&blame, &slot);
+	if (!b || b->state != STATE_RUNNABLE || b->cpu != cpu)
+		return;
+	from = c->curr_since > b->since ? c->curr_since : b->since;
+	ns = in_window(from, now, b->window);
+	if (!ns)
+		return;
+	__sync_fetch_and_add(&b->seq, 1);
+	seq = b->holder_seq + 1;
+	h = &b->holders[seq & (HOLDERS - 1)];
+	h->seq = seq;
+	h->ns = ns;
+	h->window = b->window;
+	h->pid = prev->pid;
+	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), prev->comm);
+	b->holder_seq = seq;
+	__sync_fetch_and_add(&b->seq, 1);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), *slot;
+	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	struct cpu_blame *c = cpu_state(cpu);
+	__u64 now = bpf_ktime_get_ns();
+	struct cauda_blame *b;
+
+	if (!c)
+		return 0;
+	b = blamed(prev_tid);
+	if (b) {
+		bool waits = preempt || prev_state == TASK_RUNNING;
+
+		enter(b, prev, waits ? STATE_RUNNABLE : STATE_BLOCKED, now, false);
+		if (waits) {
+			slot = bpf_map_lookup_elem(&blame_slots, &prev_tid);
+			if (slot)
+				c->waiter = *slot + 1;
+		}
+	} else {
+		held(c, cpu, prev, now);
+	}
+	slot = bpf_map_lookup_elem(&blame_slots, &next_tid);
+	if (slot) {
+		b = bpf_map_lookup_elem(&blame, slot);
+		if (b) {
+			enter(b, next, STATE_RUNNING, now, false);
+			b->cpu = cpu;
+			c->owner = *slot + 1;
+			if (c->waiter == *slot + 1)
+				c->waiter = 0;
+		}
+	}
+	c->curr_since = now;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(blame_wakeup, struct task_struct *p)
+{
+	__u32 tid = p->pid, here = bpf_get_smp_processor_id(), cpu = p->thread_info.cpu;
+	__u32 *slot = bpf_map_lookup_elem(&blame_slots, &tid);
+	struct cpu_blame *c = cpu_state(here), *target;
+	struct cauda_blame *b;
+
+	if (!slot)
+		return 0;
+	b = bpf_map_lookup_elem(&blame, slot);
+	/* A thread woken before it slept is still running. */
+	if (!b || (b->state != STATE_BLOCKED && b->state != STATE_UNKNOWN))
+		return 0;
+	enter(b, p, STATE_RUNNABLE, bpf_ktime_get_ns(), c && c->in_timer);
+	b->cpu = cpu;
+	target = cpu_state(cpu);
+	if (target)
+		target->waiter = *slot + 1;
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(blame_irq_entry, int irq, struct irqaction *action)
+{
+	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
+	__u64 now = bpf_ktime_get_ns();
+
+	if (c) {
+		mark_awake(c, now);
+		c->irq_since = now;
+	}
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_blame *c = cpu_state(cpu);
+	__u64 now = bpf_ktime_get_ns(), ns;
+	struct cauda_blame *b;
+
+	if (!c || !c->irq_since)
+		return 0;
+	b = victim(c, cpu);
+	if (b) {
+		__sync_fetch_and_add(&b->seq, 1);
+		ns = take(b, c->irq_since, now);
+		if (ns) {
+			b->irq_ns += ns;
+			for (int i = 0; i < IRQ_SLOTS; i++) {
+				if (b->irq[i] == (__u32)irq + 1) {
+					b->irq_slot_ns[i] += ns;
+					break;
+				}
+				if (!b->irq[i]) {
+					b->irq[i] = (__u32)irq + 1;
+					b->irq_slot_ns[i] += ns;
+					break;
+				}
+			}
+			if (c->softirq_since)
+				c->nested += ns;
+		}
+		__sync_fetch_and_add(&b->seq, 1);
+	}
+	c->irq_since = 0;
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(blame_softirq_entry, unsigned int vec)
+{
+	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
+	__u64 now = bpf_ktime_get_ns();
+
+	if (c) {
+		mark_awake(c, now);
+		c->softirq_since = now;
+		c->nested = 0;
+	}
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(blame_softirq_exit, unsigned int vec)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_blame *c = cpu_state(cpu);
+	__u64 now = bpf_ktime_get_ns(), ns;
+	struct cauda_blame *b;
+
+	if (!c || !c->softirq_since)
+		return 0;
+	b = victim(c, cpu);
+	if (b && vec < SOFTIRQS) {
+		__sync_fetch_and_add(&b->seq, 1);
+		/* Hard IRQs inside it are counted as theirs. */
+		ns = take(b, c->softirq_since + c->nested, now);
+		b->softirq_ns[vec] += ns;
+		__sync_fetch_and_add(&b->seq, 1);
+	}
+	c->softirq_since = 0;
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(blame_hrtimer_entry, void *timer, void *now_arg)
+{
+	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
+
+	if (c) {
+		mark_awake(c, bpf_ktime_get_ns());
+		c->in_timer = 1;
+	}
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(blame_hrtimer_exit, void *timer)
+{
+	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
+
+	if (c)
+		c->in_timer = 0;
+	return 0;
+}
+
+SEC("tp_btf/cpu_idle")
+int BPF_PROG(blame_cpu_idle, unsigned int state, unsigned int cpu_id)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cpu_blame *c = cpu_state(cpu);
+	__u64 now = bpf_ktime_get_ns(), awake, ns;
+	struct cauda_blame *b;
+
+	if (!c)
+		return 0;
+	if (state != (unsigned int)-1) {
+		c->idle_since = now;
+		c->idle_state = state;
+		c->awake = 0;
+		return 0;
+	}
+	if (!c->idle_since)
+		return 0;
+	awake = c->awake ? c->awake : now;
+	b = victim(c, cpu);
+	/* Due while the CPU was idle: the time until it woke. */
+	if (b && b->window > c->idle_since && awake > b->window) {
+		__sync_fetch_and_add(&b->seq, 1);
+		ns = take(b, b->window, awake);
+		b->idle_exit_ns += ns;
+		b->idle_state = c->idle_state + 1;
+		__sync_fetch_and_add(&b->seq, 1);
+	}
+	c->idle_since = 0;
+	return 0;
+}
+
+static __always_inline void faulted(void)
+{
+	struct cauda_blame *b = blamed((__u32)bpf_get_current_pid_tgid());
+
+	if (b && bpf_ktime_get_ns() >= b->window)
+		__sync_fetch_and_add(&b->faults, 1);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(blame_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error)
+{
+	faulted();
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(blame_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error)
+{
+	faulted();
+	return 0;
+}
+
+/* A completed block request of a blamed thread: its queue and device time
+ * inside the thread's window. */
+static __always_inline void blame_request(__u32 tid, __u64 start, __u64 issue, __u64 now)
+{
+	struct cauda_blame *b = tid ? blamed(tid) : NULL;
+	__u64 queue, device;
+
+	if (!b)
+		return;
+	queue = start ? in_window(start, issue, b->window) : 0;
+	device = in_window(issue, now, b->window);
+	if (!queue && !device)
+		return;
+	__sync_fetch_and_add(&b->seq, 1);
+	b->block_queue_ns += queue;
+	b->block_device_ns += device;
+	b->requests += 1;
+	__sync_fetch_and_add(&b->seq, 1);
+}
+
+#endif

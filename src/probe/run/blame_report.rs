@@ -1,0 +1,178 @@
+//! The run file's `blame` section, made of what each probe thread's hook
+//! kept: the parts of its vectors named (IRQs by their handlers' names,
+//! idle exits by the state's name, softirqs by kind), the totals merged
+//! per series and interval, the slowest of all threads with their
+//! culprits added up per task.
+
+use std::collections::BTreeMap;
+
+use super::blame::{Kept, Slow};
+use crate::host::root::HostRoot;
+use crate::host::trace::blame::{self, part};
+use crate::model::blame::{
+    BlameReport, Culprit, IntervalBlame, SeriesBlame, SlowOperation, Threshold,
+};
+
+/// Names for the parts of a thread's vectors.
+struct Names {
+    irqs: BTreeMap<u32, String>,
+    idle: Vec<String>,
+}
+
+impl Names {
+    fn key(&self, index: usize, irqs: &[u32; blame::IRQ_SLOTS]) -> String {
+        match index {
+            part::RUN_QUEUE => "run_queue".into(),
+            i if (part::IRQ..part::IRQ_OTHER).contains(&i) => match irqs[i - part::IRQ] {
+                0 => "irq.other".into(),
+                n => match self.irqs.get(&(n - 1)) {
+                    Some(name) => format!("irq.{name}"),
+                    None => format!("irq.{}", n - 1),
+                },
+            },
+            part::IRQ_OTHER => "irq.other".into(),
+            i if (part::SOFTIRQ..part::IDLE_EXIT).contains(&i) => {
+                format!("softirq.{}", blame::SOFTIRQS[i - part::SOFTIRQ])
+            }
+            i if (part::IDLE_EXIT..part::TIMER).contains(&i) => {
+                match self.idle.get(i - part::IDLE_EXIT) {
+                    Some(name) => format!("idle_exit.{name}"),
+                    None => "idle_exit".into(),
+                }
+            }
+            part::TIMER => "timer".into(),
+            part::BLOCK_QUEUE => "block_queue".into(),
+            part::BLOCK_DEVICE => "block_device".into(),
+            part::RUNNING => "running".into(),
+            part::BLOCKED => "blocked".into(),
+            part::STEAL => "steal".into(),
+            _ => "unexplained".into(),
+        }
+    }
+
+    /// The non-zero parts, named (two IRQ parts of one name add up).
+    fn named(
+        &self,
+        parts: &[u64; part::PARTS],
+        irqs: &[u32; blame::IRQ_SLOTS],
+    ) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for (i, &ns) in parts.iter().enumerate() {
+            if ns > 0 {
+                *out.entry(self.key(i, irqs)).or_insert(0) += ns;
+            }
+        }
+        out
+    }
+}
+
+/// How the kernel keeps the steal clock, said in the run file.
+pub const STEAL_RESOLUTION: &str = "the scheduler's steal clock (ns, as the hypervisor \
+    reports it), read at each switch and wake-up of the thread; steal while it runs \
+    undisturbed shows at its next switch";
+
+/// The section, from every thread's `kept`, for series `tags`.
+pub fn report(
+    kept: Vec<Kept>,
+    tags: &[String],
+    threshold: Threshold,
+    keep: usize,
+    run_start_ns: u64,
+) -> BlameReport {
+    let root = HostRoot::default();
+    let names = Names {
+        irqs: blame::irq_names(&root),
+        idle: blame::idle_state_names(&root, 0),
+    };
+    let mut totals: BTreeMap<(usize, u64), IntervalBlame> = BTreeMap::new();
+    let mut slowest = Vec::new();
+    let mut culprits_lost = 0;
+    for mut thread in kept {
+        culprits_lost += thread.culprits_lost;
+        for (&(series, index), t) in &thread.totals {
+            let sum = totals
+                .entry((series, index))
+                .or_insert_with(|| IntervalBlame {
+                    index,
+                    ..IntervalBlame::default()
+                });
+            sum.slow += t.slow;
+            sum.latency_ns += t.latency_ns;
+            for (key, ns) in names.named(&t.parts, &thread.irqs) {
+                *sum.causes.entry(key).or_insert(0) += ns;
+            }
+            if t.faults > 0 {
+                *sum.causes.entry("page_fault".into()).or_insert(0) += t.faults;
+            }
+        }
+        for slow in std::mem::take(&mut thread.slowest) {
+            slowest.push(operation(&names, &thread, slow, tags, run_start_ns));
+        }
+    }
+    slowest.sort_by(|a, b| {
+        b.latency_ns
+            .cmp(&a.latency_ns)
+            .then(a.start_ns.cmp(&b.start_ns))
+    });
+    slowest.truncate(keep);
+    let mut series: Vec<SeriesBlame> = Vec::new();
+    for ((id, _), interval) in totals {
+        let tag = tags.get(id).cloned().unwrap_or_default();
+        match series.last_mut() {
+            Some(last) if last.tag == tag => last.intervals.push(interval),
+            _ => series.push(SeriesBlame {
+                tag,
+                intervals: vec![interval],
+            }),
+        }
+    }
+    let mut lost = BTreeMap::new();
+    if culprits_lost > 0 {
+        lost.insert("culprits overwritten before read".into(), culprits_lost);
+    }
+    BlameReport {
+        threshold,
+        series,
+        slowest,
+        kept: keep as u64,
+        lost,
+        steal_resolution: STEAL_RESOLUTION.into(),
+    }
+}
+
+fn operation(
+    names: &Names,
+    thread: &Kept,
+    slow: Slow,
+    tags: &[String],
+    run_start_ns: u64,
+) -> SlowOperation {
+    let causes = names.named(&slow.vector.parts, &thread.irqs);
+    let mut by_task: BTreeMap<(u32, String), u64> = BTreeMap::new();
+    for (pid, comm, ns) in slow.culprits {
+        *by_task.entry((pid, comm)).or_insert(0) += ns;
+    }
+    let mut culprits: Vec<Culprit> = by_task
+        .into_iter()
+        // A backlog's window reaches back into the operation before it.
+        .map(|((pid, comm), ns)| Culprit {
+            comm,
+            pid,
+            ns: ns.min(slow.latency_ns),
+        })
+        .collect();
+    culprits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.pid.cmp(&b.pid)));
+    culprits.truncate(3);
+    SlowOperation {
+        series: tags.get(slow.series).cloned().unwrap_or_default(),
+        thread: thread.thread,
+        tid: thread.tid,
+        cpu: slow.cpu,
+        start_ns: slow.start_ns.saturating_sub(run_start_ns),
+        latency_ns: slow.latency_ns,
+        causes,
+        culprits,
+        page_faults: slow.vector.faults,
+        requests: slow.vector.requests,
+    }
+}
