@@ -18,7 +18,7 @@ use super::sys::Mapping;
 use crate::host::root::HostRoot;
 
 /// Probe threads the kernel can keep counters for (`BLAME_THREADS`).
-pub const THREADS: usize = 256;
+pub const THREADS: usize = super::sys::BLAME_THREADS;
 /// Culprits a thread's ring holds (`HOLDERS`).
 pub const HOLDERS: usize = 8;
 /// IRQs told apart per thread (`IRQ_SLOTS`); the rest are `irq.other`.
@@ -85,7 +85,7 @@ pub struct Counters {
 }
 
 // The C struct is 752 bytes; a mismatch would read garbage.
-const _: () = assert!(std::mem::size_of::<Counters>() == 752);
+const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNTER_BYTES);
 
 /// The part of a vector at each index: see [`part_name`].
 pub mod part {

@@ -27,6 +27,10 @@ pub const SLOTS: usize = 4;
 pub const SERIES: usize = 8;
 /// Buckets per histogram: cauda's layout from 1 ns to one hour.
 pub const BUCKETS: usize = 33_792;
+/// Probe threads the kernel keeps blame counters for (`BLAME_THREADS`).
+pub const BLAME_THREADS: usize = 256;
+/// One thread's blame counters, bytes (`struct cauda_blame`).
+pub const BLAME_COUNTER_BYTES: usize = 752;
 /// Reasons an event was not counted (`enum dropped` in the C).
 pub const DROPPED_KINDS: usize = 4;
 
@@ -136,12 +140,8 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
         .map_err(|e| LoadError::Refused(None, None, e))?;
     let stats = Mapping::of(&ebpf, "stats", SLOTS * SERIES * 5 * 8)
         .map_err(|e| LoadError::Refused(None, None, e))?;
-    let blame = Mapping::of(
-        &ebpf,
-        "blame",
-        super::blame::THREADS * std::mem::size_of::<super::blame::Counters>(),
-    )
-    .map_err(|e| LoadError::Refused(None, None, e))?;
+    let blame = Mapping::of(&ebpf, "blame", BLAME_THREADS * BLAME_COUNTER_BYTES)
+        .map_err(|e| LoadError::Refused(None, None, e))?;
     let mut attached = Vec::new();
     for attach in programs {
         let refused = |e: ProgramError| {

@@ -110,7 +110,7 @@ pub fn assemble(
         shared_cpus,
         blame,
     } = measured;
-    let blame = blame.map(|b| b.report(&plan.series));
+    let blame = blame.map(|b| super::blame_report::of(b, &plan.series));
     let gathered = gather(&mut collected, watched, &start, plan.interval_ns);
     let cut_short = stop.is_raised() || thread_error.is_some();
     let offered = plan.offered.as_ref().map(|o| {

@@ -16,10 +16,9 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::{Arc, Mutex};
 
 use super::destination::Destination;
-use super::plan::{Plan, SeriesSpec};
+use super::plan::Plan;
 use crate::host::trace::Tracer;
 use crate::host::trace::blame::{self, Counters, Vector, part};
-use crate::model::blame::{BlameReport, Threshold};
 use crate::record::{OpHook, Recorder, SeriesId};
 
 /// With `--kernel blame`, gives each recorder its thread's hook (thread
@@ -49,19 +48,6 @@ pub fn attach(
         recorder.set_hook(Box::new(hook));
     }
     (recorders, Some(shared))
-}
-
-impl Shared {
-    /// The run file's section, once every recorder has finished.
-    pub fn report(self, series: &[SeriesSpec]) -> BlameReport {
-        let kept = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|p| p.into_inner()));
-        let tags: Vec<String> = series.iter().map(|s| s.tag.clone()).collect();
-        let threshold = match self.above_ns {
-            Some(ns) => Threshold::Fixed { ns },
-            None => Threshold::PreviousP99,
-        };
-        super::blame_report::report(kept, &tags, threshold, self.keep, self.run_start_ns)
-    }
 }
 
 /// What every hook of a run shares: its settings and where the threads

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::blame::{Kept, Slow};
+use super::blame::{Kept, Shared, Slow};
+use super::plan::SeriesSpec;
 use crate::host::root::HostRoot;
 use crate::host::trace::blame::{self, part};
 use crate::model::blame::{
@@ -66,13 +67,24 @@ impl Names {
     }
 }
 
+/// The run file's section, once every recorder has finished.
+pub fn of(shared: Shared, series: &[SeriesSpec]) -> BlameReport {
+    let kept = std::mem::take(&mut *shared.kept.lock().unwrap_or_else(|p| p.into_inner()));
+    let tags: Vec<String> = series.iter().map(|s| s.tag.clone()).collect();
+    let threshold = match shared.above_ns {
+        Some(ns) => Threshold::Fixed { ns },
+        None => Threshold::PreviousP99,
+    };
+    report(kept, &tags, threshold, shared.keep, shared.run_start_ns)
+}
+
 /// How the kernel keeps the steal clock, said in the run file.
 pub const STEAL_RESOLUTION: &str = "the scheduler's steal clock (ns, as the hypervisor \
     reports it), read at each switch and wake-up of the thread; steal while it runs \
     undisturbed shows at its next switch";
 
 /// The section, from every thread's `kept`, for series `tags`.
-pub fn report(
+fn report(
     kept: Vec<Kept>,
     tags: &[String],
     threshold: Threshold,
