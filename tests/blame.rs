@@ -200,6 +200,12 @@ fn analyze_and_compare_say_why_the_tail() {
         row.contains("87 %") && row.contains("9.7 %") && row.contains("-77.4 pp"),
         "{text}"
     );
+    let markdown = stdout(&[Path::new("compare"), &blamed, &after], &["--markdown"]);
+    assert!(markdown.contains("**blame shift — wakeup**"), "{markdown}");
+    assert!(
+        markdown.contains("| run_queue | 87 % | 9.7 % | -77.4 pp |"),
+        "{markdown}"
+    );
     let comparison = json_stdout(
         cauda()
             .arg("compare")
