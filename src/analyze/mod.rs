@@ -2,6 +2,7 @@
 //! stalls and fan-out. Works on any series, whichever probe or importer
 //! produced it.
 
+pub mod blame;
 pub mod capacity;
 pub mod ci;
 pub mod clusters;
@@ -152,6 +153,10 @@ pub struct SeriesAnalysis {
     /// Per-interval p50/p99/max/mean/count, with `--timeline`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<stalls::IntervalPoint>>,
+    /// Why the tail (`--kernel blame` runs, series with blame only): the
+    /// slow operations' time by cause, the culprit tasks, each stall's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blame: Option<blame::TailBlame>,
 }
 
 /// Checks the options; errors say what is allowed.
@@ -310,6 +315,7 @@ fn analyze_reported(
         fanout: None,
         co_correction: None,
         timeline: None,
+        blame: None,
     }
 }
 
@@ -380,6 +386,7 @@ fn analyze_series(series: &Series, options: &Options) -> Result<SeriesAnalysis, 
             .map(|n| fanout::fanout(&hist, n, &options.percentiles, options.confidence)),
         co_correction,
         timeline: options.timeline.then_some(points),
+        blame: None,
     })
 }
 
@@ -393,6 +400,13 @@ fn analyze_input(input: &Loaded, options: &Options) -> Result<InputAnalysis> {
         })
         .collect::<Result<_>>()?;
     add_hints(input, &mut series);
+    if let Some(run) = &input.run
+        && let Some(report) = &run.blame
+    {
+        for s in &mut series {
+            s.blame = blame::tail_blame(report, run.interval_ns, &s.tag, &s.stalls);
+        }
+    }
     let tagged: Vec<(&str, &Summary)> = series
         .iter()
         .map(|s| (s.tag.as_str(), &s.summary))

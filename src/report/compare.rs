@@ -124,6 +124,7 @@ pub fn render_styled(c: &Comparison, color: bool) -> String {
             c.unpaired.join(", ")
         );
     }
+    super::blame::write_shift(&mut out, &c.blame);
     host_lines(c, &mut out, "  ");
     out
 }
@@ -141,6 +142,7 @@ pub fn render_markdown(c: &Comparison) -> String {
         }
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
+    super::blame::write_shift_markdown(&mut out, &c.blame);
     host_lines(c, &mut out, "- ");
     out
 }

@@ -8,6 +8,9 @@ use crate::analyze::{Analysis, InputAnalysis, SeriesAnalysis, Support};
 use crate::model::{LoadMode, MeasuredFrom, Role};
 use crate::units::format_ns;
 
+use super::numbers::seconds;
+pub use super::numbers::{percent, thousands};
+
 /// Renders the whole analysis.
 pub fn render(analysis: &Analysis) -> String {
     let mut out = String::new();
@@ -18,31 +21,6 @@ pub fn render(analysis: &Analysis) -> String {
         out.push_str(&render_input(input, analysis.confidence));
     }
     out
-}
-
-/// Groups digits in thousands: 121334 → "121,334".
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Formats a share as a percentage with sensible precision.
-pub fn percent(share: f64) -> String {
-    let p = share * 100.0;
-    if p >= 10.0 {
-        format!("{p:.0} %")
-    } else if p >= 1.0 {
-        format!("{p:.1} %")
-    } else {
-        format!("{p:.2} %")
-    }
 }
 
 fn describe(input: &InputAnalysis) -> String {
@@ -178,15 +156,6 @@ fn measured_from(m: MeasuredFrom) -> &'static str {
     }
 }
 
-/// Seconds with a decimal only when needed: `13`, `1.5`.
-fn seconds(s: f64) -> String {
-    if (s - s.round()).abs() < 1e-9 {
-        format!("{s:.0}")
-    } else {
-        format!("{s:.1}")
-    }
-}
-
 /// Samples needed before the q-quantile can be bounded from above.
 fn samples_needed(q: f64, confidence: f64) -> u64 {
     let alpha = 1.0 - confidence;
@@ -209,7 +178,8 @@ fn samples(n: u64) -> String {
 }
 
 /// One series' block: heading, the table of statistics, then its
-/// clusters, coordinated-omission correction, stalls and fan-out.
+/// clusters, coordinated-omission correction, stalls, fan-out and why
+/// the tail (`--kernel blame`).
 fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     write_heading(out, s);
     write_rows(out, statistics(s, confidence));
@@ -217,6 +187,7 @@ fn render_series(out: &mut String, s: &SeriesAnalysis, confidence: f64) {
     write_correction(out, s);
     write_stalls(out, s);
     write_fanout(out, s);
+    super::blame::write_tail(out, s.blame.as_ref());
 }
 
 /// A row of a series' table: label, value, note.
@@ -444,15 +415,6 @@ mod tests {
         assert_eq!(samples(1), "1 sample");
         assert_eq!(samples(0), "0 samples");
         assert_eq!(samples(1_903), "1,903 samples");
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(121_334), "121,334");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::analyze::blame::shift::BlameComparison;
 use crate::analyze::quantile::Percentile;
 
 /// The schema of `cauda compare --json`.
@@ -185,6 +186,10 @@ pub struct Comparison {
     pub host_changes: Vec<HostChange>,
     /// Tags present on one side only.
     pub unpaired: Vec<String>,
+    /// How the blame of the slow operations shifted (`--kernel blame`
+    /// runs; absent when neither run has blame for a compared series).
+    #[serde(skip_serializing_if = "BlameComparison::is_empty")]
+    pub blame: BlameComparison,
 }
 
 /// The metrics every comparison reports.

@@ -15,6 +15,7 @@ mod pair;
 
 use anyhow::Result;
 
+use crate::analyze::blame::shift::{compare_blame, of_run};
 use crate::error::input_error;
 use crate::model::{Loaded, Role, Series};
 use pair::compare_pair;
@@ -154,6 +155,11 @@ pub fn compare<'a>(
         .map(|s| s.tag.clone())
         .filter(|t| !paired.contains(&t.as_str()))
         .collect();
+    let labels: Vec<(&str, &str, &str)> = pairs
+        .iter()
+        .map(|(label, b, n)| (label.as_str(), b.tag.as_str(), n.tag.as_str()))
+        .collect();
+    let blame = compare_blame(of_run(base.run.as_ref()), of_run(new.run.as_ref()), &labels);
     Ok(Comparison {
         schema: COMPARE_SCHEMA,
         base: base.source.clone(),
@@ -162,6 +168,7 @@ pub fn compare<'a>(
         rows,
         host_changes: host_changes(base, new),
         unpaired,
+        blame,
     })
 }
 

@@ -147,6 +147,7 @@ mod tests {
             rows,
             host_changes: Vec::new(),
             unpaired: Vec::new(),
+            blame: Default::default(),
         }
     }
 
