@@ -161,3 +161,44 @@ fn a_run_with_blame_converts_to_a_trace_holding_every_slow_operation() {
     );
     assert!(!dir.path().join("none.json").exists());
 }
+
+#[test]
+fn the_report_of_a_run_with_blame_says_why_the_tail_and_one_without_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, blamed, ops) = runs(dir.path(), 25);
+    let page = |run: &Path| {
+        let out = run.with_extension("html");
+        cauda()
+            .arg("report")
+            .arg(run)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success();
+        std::fs::read_to_string(out).unwrap()
+    };
+    let with = page(&blamed);
+    let start = with
+        .find("<section id=\"why\">")
+        .expect("a Why the tail section");
+    let section = &with[start..start + with[start..].find("</section>").unwrap()];
+    let series_chart = &section[..section.find("chart-blame-slowest").unwrap()];
+    for cause in SAMPLE_CAUSES {
+        assert_eq!(
+            series_chart
+                .matches(&format!("data-cause=\"{cause}\""))
+                .count(),
+            1,
+            "{cause}"
+        );
+    }
+    assert_eq!(section.matches("<g class=\"op\">").count(), 20);
+    let slowest = ops[0]["latency_ns"].as_u64().unwrap() as f64 / 1e6;
+    assert!(
+        section.contains(&format!(": {slowest:.3} ms")),
+        "the slowest first"
+    );
+    assert!(section.contains("stress-ng (pid 777)"));
+    let without = page(&plain);
+    assert!(!without.contains("id=\"why\"") && !without.contains("class=\"slow\""));
+}
