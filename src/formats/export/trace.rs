@@ -98,7 +98,7 @@ pub fn to_trace(inputs: &[Loaded]) -> Result<Vec<u8>> {
         "displayTimeUnit": "ns",
         "metadata": metadata(source, run, blame),
     });
-    Ok(serde_json::to_vec_pretty(&document)?)
+    Ok(serde_json::to_vec(&document)?)
 }
 
 /// The one input, its run file and its blame section; anything else is
