@@ -8,7 +8,7 @@ use clap::Args;
 use super::inputs::{InputArgs, load_all, print_warnings};
 use crate::error::Outcome;
 use crate::formats::export::{
-    ExportFormat, csv, hgrm, hlog, inputs as gathered, json, omb, parquet,
+    ExportFormat, csv, hgrm, hlog, inputs as gathered, json, omb, parquet, trace,
 };
 use crate::model::Loaded;
 use crate::output::{self, OwnKind};
@@ -51,11 +51,12 @@ impl ConvertArgs {
             ExportFormat::Csv => (OwnKind::Other, |i, _| csv::to_csv(i)),
             ExportFormat::Hgrm => (OwnKind::Other, |i, a| hgrm::to_hgrm(i, a.hgrm_unit)),
             ExportFormat::Omb => (OwnKind::Other, |i, _| omb::to_omb(i)),
+            ExportFormat::Trace => (OwnKind::Other, |i, _| trace::to_trace(i)),
             ExportFormat::Parquet => return self.run_parquet(),
         };
         let checked = output::check_writable(&self.output, kind, self.force, "-o")?;
         let inputs = load_all(&self.files, &self.input)?;
-        if self.to != ExportFormat::Json {
+        if !matches!(self.to, ExportFormat::Json | ExportFormat::Trace) {
             gathered::require_distributions(&inputs)?;
         }
         let bytes = export(&inputs, self)?;

@@ -9,11 +9,16 @@
 //! - [`hgrm`]: HdrHistogram's percentile distribution of each series.
 //! - [`parquet`]: two tables for notebooks and SQL.
 //! - [`omb`]: OpenMessaging Benchmark's result JSON of a broker run.
+//! - [`trace`]: the slowest operations of a run with `--kernel blame` and
+//!   their causes in the Trace Event Format (ui.perfetto.dev,
+//!   chrome://tracing).
 //! - [`prometheus`]: the text and native-histogram encodings the live
 //!   metrics page serves.
 //!
 //! [`inputs`] and [`labels`] hold what several of them share.
 
+#[cfg(test)]
+pub mod blame_sample;
 pub mod csv;
 pub mod hgrm;
 pub mod hlog;
@@ -24,6 +29,7 @@ pub mod omb;
 pub mod parquet;
 pub mod prometheus;
 pub mod runfile;
+pub mod trace;
 
 /// The output formats of `cauda convert`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -41,4 +47,8 @@ pub enum ExportFormat {
     Parquet,
     /// OpenMessaging Benchmark's result JSON, from one `cauda broker` run.
     Omb,
+    /// Trace Event Format JSON of a run's slowest operations and their
+    /// causes (a run measured with --kernel blame), for ui.perfetto.dev
+    /// and chrome://tracing.
+    Trace,
 }

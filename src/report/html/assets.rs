@@ -58,6 +58,8 @@ tr.okrow td:first-child{border-left:3px solid #009E73}
 tr.warnrow td:first-child{border-left:3px solid #D55E00}
 .na{color:#888;font-style:italic}
 ul.hints{margin:0;padding-left:16px}
+ul.causes{list-style:none;margin:6px 0;padding:0;font-size:13px;columns:2 420px}
+ul.causes li{margin:2px 0;break-inside:avoid}
 code{font-size:12px;background:#f1f1f1;padding:0 3px;border-radius:3px}
 footer{color:#777;font-size:12px;text-align:center;padding:10px}
 "#;

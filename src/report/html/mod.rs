@@ -10,6 +10,7 @@
 //! each chart as a standalone SVG for `--svg DIR`.
 
 mod assets;
+pub mod blame;
 pub mod curve;
 pub mod histogram;
 pub mod host;
@@ -117,6 +118,10 @@ pub fn build(
     spectrum_section(&mut page, &prep, svgs, &mut charts);
     histogram_section(&mut page, &prep, svgs, &mut charts);
     timelines_section(&mut page, &prep, svgs, &mut charts);
+    if let Some((body, svg_files)) = blame::section(&prep, svgs) {
+        charts.extend(svg_files.into_iter().map(|(file, svg)| Chart { file, svg }));
+        page.section("why", "Why the tail", &body);
+    }
     if !comparisons.is_empty() {
         let body: String = comparisons.iter().map(tables::comparison).collect();
         page.section("comparison", "Before / after", &body);
@@ -284,11 +289,13 @@ fn timelines_section(page: &mut Page, prep: &Prepared, svgs: bool, charts: &mut 
             continue;
         }
         let id = format!("chart-timeline-{k}");
-        let t = timeline::render(points, &a.stalls, &view.label, &id, false);
+        let run = prep.inputs[view.input].loaded.run.as_ref();
+        let marks = blame::marks(run.and_then(|r| r.blame.as_ref()), &a.tag);
+        let t = timeline::render(points, &a.stalls, &marks, &view.label, &id, false);
         if svgs {
             charts.push(Chart {
                 file: format!("timeline-{k}-{}.svg", slug(&view.label)),
-                svg: timeline::render(points, &a.stalls, &view.label, &id, true).svg,
+                svg: timeline::render(points, &a.stalls, &marks, &view.label, &id, true).svg,
             });
         }
         let _ = write!(
@@ -313,8 +320,13 @@ fn timelines_section(page: &mut Page, prep: &Prepared, svgs: bool, charts: &mut 
             &format!(
                 "<p class=\"caption\">Per interval: p50, p99, max and mean. The mean is what a per-second \
                  monitoring average shows; it stays flat while the max spikes. Shaded: stalls found by the \
-                 analysis. Hover for an interval's values.{}</p>",
-                printed_note(prep, "timelines")
+                 analysis. Hover for an interval's values.{}{}</p>",
+                printed_note(prep, "timelines"),
+                if prep.inputs.iter().any(|i| i.loaded.run.as_ref().is_some_and(|r| r.blame.is_some())) {
+                    " Rings: the slowest operations at their intended start and latency (their causes are under Why the tail)."
+                } else {
+                    ""
+                }
             ),
         );
     }

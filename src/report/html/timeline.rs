@@ -177,15 +177,22 @@ pub struct Timeline {
     pub hover: String,
 }
 
-/// Draws one series' timeline.
+/// The mark of a slow operation (`--kernel blame`).
+pub const SLOW_MARK: &str = "#7B2D8E";
+
+/// A slow operation to mark: time from the start (s), latency (ns), tooltip.
+pub type Mark = (f64, u64, String);
+
+/// Draws one series' timeline, with its slow operations marked.
 pub fn render(
     points: &[IntervalPoint],
     stalls: &[Stall],
+    marks: &[Mark],
     label: &str,
     id: &str,
     standalone: bool,
 ) -> Timeline {
-    let entries = legend_entries(stalls);
+    let entries = legend_entries(stalls, !marks.is_empty());
     let frame = Frame::chart(WIDTH, PLOT_HEIGHT, 30.0);
     let legend_top = frame.bottom() + 50.0;
     let height = legend_top + legend_height(&entries, WIDTH - 100.0) + 6.0;
@@ -220,6 +227,7 @@ pub fn render(
     if !standalone {
         draw_hover_layer(&mut svg, &frame, t_end);
     }
+    draw_marks(&mut svg, marks, (&x_axis, &y_axis));
     legend(&mut svg, &entries, 20.0, legend_top, WIDTH - 100.0);
     Timeline {
         svg: svg.finish(),
@@ -227,8 +235,24 @@ pub fn render(
     }
 }
 
-/// The four lines' entries, then the stalls' when there are any.
-fn legend_entries(stalls: &[Stall]) -> Vec<LegendEntry> {
+/// Each slow operation as a small ring at its time and latency, its
+/// tooltip naming its main cause (drawn over the hover layer, so the
+/// tooltip is reachable).
+fn draw_marks(svg: &mut Svg, marks: &[Mark], (x_axis, y_axis): (&Axis, &Axis)) {
+    for (t, latency, title) in marks {
+        svg.raw(&format!(
+            "<circle class=\"slow\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"#fff\" \
+             fill-opacity=\"0.6\" stroke=\"{SLOW_MARK}\" stroke-width=\"1.5\"><title>{}</title></circle>",
+            num(x_axis.map(*t)),
+            num(y_axis.map(*latency as f64)),
+            svg::esc(title)
+        ));
+    }
+}
+
+/// The four lines' entries, then the stalls' and the slow operations'
+/// when there are any.
+fn legend_entries(stalls: &[Stall], marked: bool) -> Vec<LegendEntry> {
     METRICS
         .iter()
         .map(|(name, c, d, _)| LegendEntry {
@@ -248,6 +272,13 @@ fn legend_entries(stalls: &[Stall]) -> Vec<LegendEntry> {
             dash: String::new(),
             series: None,
             swatch: true,
+        }))
+        .chain(marked.then(|| LegendEntry {
+            label: "slow operation (see Why the tail)".into(),
+            colour: SLOW_MARK.into(),
+            dash: "1 3".into(),
+            series: None,
+            swatch: false,
         }))
         .collect()
 }
