@@ -75,6 +75,10 @@ struct cauda_blame {
 	__u64 requests;
 	__u64 faults;
 	__u64 holder_seq;
+	/* Wake-ups of the thread while it was on a CPU although no switch to
+	 * it was traced (it happens after a long halt of a vCPU): the time
+	 * since its last traced change is not counted in any state. */
+	__u64 missed;
 	struct holder holders[HOLDERS];
 };
 
@@ -212,7 +216,8 @@ static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
 }
 
 /* A task that is not a blamed thread held `c`'s CPU until `now`, while a
- * blamed thread waited there: one more culprit in its ring. */
+ * blamed thread waited there: one more culprit in its ring (the idle task
+ * is no culprit: that wait is the CPU's idle exit). */
 static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_struct *prev,
 				 __u64 now)
 {
@@ -232,6 +237,14 @@ static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_str
 	if (!ns)
 		return;
 	__sync_fetch_and_add(&b->seq, 1);
+	/* Woken onto an idle CPU: until the idle task switches to it, the
+	 * CPU is still leaving its idle state. */
+	if (prev->pid == 0) {
+		b->idle_exit_ns += take(b, from, now);
+		b->idle_state = c->idle_state + 1;
+		__sync_fetch_and_add(&b->seq, 1);
+		return;
+	}
 	seq = b->holder_seq + 1;
 	h = &b->holders[seq & (HOLDERS - 1)];
 	h->seq = seq;
@@ -294,8 +307,25 @@ int BPF_PROG(blame_wakeup, struct task_struct *p)
 	if (!slot)
 		return 0;
 	b = bpf_map_lookup_elem(&blame, slot);
-	/* A thread woken before it slept is still running. */
-	if (!b || (b->state != STATE_BLOCKED && b->state != STATE_UNKNOWN))
+	if (!b)
+		return 0;
+	/* Woken on a CPU (before it slept): still running, nothing changes. */
+	if (p->on_cpu && b->state == STATE_RUNNING)
+		return 0;
+	if (p->on_cpu) {
+		/* Running, though its switch in was never traced: from now on
+		 * it is counted again, and what came before is unknown. */
+		__sync_fetch_and_add(&b->seq, 1);
+		b->missed += 1;
+		b->prev_state = STATE_RUNNING;
+		b->state = STATE_RUNNING;
+		b->since = bpf_ktime_get_ns();
+		b->steal_since = steal_clock(p);
+		__sync_fetch_and_add(&b->seq, 1);
+		return 0;
+	}
+	/* Woken while waiting for its CPU: still waiting. */
+	if (b->state != STATE_BLOCKED && b->state != STATE_UNKNOWN)
 		return 0;
 	enter(b, p, STATE_RUNNABLE, bpf_ktime_get_ns(), c && c->in_timer);
 	b->cpu = cpu;

@@ -67,6 +67,7 @@ struct sched_entity {
 };
 struct task_struct {
 	struct thread_info thread_info;
+	int on_cpu;
 	int pid;
 	int tgid;
 	char comm[16];

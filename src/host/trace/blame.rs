@@ -81,10 +81,12 @@ pub struct Counters {
     requests: u64,
     faults: u64,
     holder_seq: u64,
+    /// Wake-ups that found it running with no switch to it traced.
+    pub missed: u64,
     holders: [Holder; HOLDERS],
 }
 
-// The C struct is 752 bytes; a mismatch would read garbage.
+// The C struct's size; a mismatch would read garbage.
 const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNTER_BYTES);
 
 /// The part of a vector at each index: see [`part_name`].
@@ -211,7 +213,10 @@ impl Cell {
 /// The time `end` spent in `state` after `start`, counting the state it is
 /// still in up to `now` (not before `window`).
 fn time_in(start: &Counters, end: &Counters, state: usize, window: u64, now: u64) -> u64 {
-    let open = if end.state as usize == state {
+    // The thread reads its counters while it runs: a state other than
+    // running means a switch to it went untraced, and the time since is
+    // not counted (it is unexplained).
+    let open = if end.state as usize == state && state == RUNNING {
         now.saturating_sub(end.since.max(window))
     } else {
         0

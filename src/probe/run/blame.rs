@@ -131,6 +131,8 @@ pub struct Kept {
     pub slowest: Vec<Slow>,
     /// Culprits its ring overwrote before they were read.
     pub culprits_lost: u64,
+    /// Switches to it the kernel did not trace (their time is unexplained).
+    pub missed: u64,
 }
 
 /// The p99 of what a series recorded so far, from a coarse histogram.
@@ -237,6 +239,7 @@ impl Hook {
                 totals: BTreeMap::new(),
                 slowest: Vec::new(),
                 culprits_lost: 0,
+                missed: 0,
             },
             heap: BinaryHeap::new(),
             shared,
@@ -339,9 +342,11 @@ impl Drop for Hook {
                 totals: BTreeMap::new(),
                 slowest: Vec::new(),
                 culprits_lost: 0,
+                missed: 0,
             },
         );
         kept.slowest = std::mem::take(&mut self.heap).into_vec();
+        kept.missed = self.cell.read().missed;
         if let Ok(mut all) = self.shared.kept.lock() {
             all.push(kept);
         }

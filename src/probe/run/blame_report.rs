@@ -98,9 +98,10 @@ fn report(
     };
     let mut totals: BTreeMap<(usize, u64), IntervalBlame> = BTreeMap::new();
     let mut slowest = Vec::new();
-    let mut culprits_lost = 0;
+    let (mut culprits_lost, mut missed) = (0, 0);
     for mut thread in kept {
         culprits_lost += thread.culprits_lost;
+        missed += thread.missed;
         for (&(series, index), t) in &thread.totals {
             let sum = totals
                 .entry((series, index))
@@ -141,6 +142,9 @@ fn report(
     let mut lost = BTreeMap::new();
     if culprits_lost > 0 {
         lost.insert("culprits overwritten before read".into(), culprits_lost);
+    }
+    if missed > 0 {
+        lost.insert("switches to a probe thread not traced".into(), missed);
     }
     BlameReport {
         threshold,
