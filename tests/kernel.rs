@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
+use common::bpf::bpf_ready;
 use common::hog::Hog;
 use common::loopdev::Loop;
 use common::{
@@ -19,33 +20,6 @@ use common::{
     series_tags, signal, succeeded,
 };
 use serde_json::Value;
-
-/// Whether BPF programs can be loaded here; prints why not.
-/// One BPF test at a time: they share the CPUs, and the run-queue test's
-/// busy loops must be the only load beside its timer.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The machine to this test alone when BPF programs can be loaded here;
-/// `None` (the reason printed, or a failure under CAUDA_REQUIRE_BPF=1)
-/// when they cannot.
-fn bpf_ready() -> Option<std::sync::MutexGuard<'static, ()>> {
-    let missing = if !is_root() {
-        Some("needs root to load BPF programs")
-    } else if !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        Some("the kernel has no BTF (/sys/kernel/btf/vmlinux)")
-    } else {
-        None
-    };
-    match missing {
-        None => Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())),
-        Some(why) => {
-            let required = std::env::var("CAUDA_REQUIRE_BPF").is_ok_and(|v| v == "1");
-            assert!(!required, "CAUDA_REQUIRE_BPF=1 but {why}");
-            eprintln!("skipped: {why}");
-            None
-        }
-    }
-}
 
 fn series<'a>(run: &'a Value, tag: &str) -> &'a Value {
     run["series"]

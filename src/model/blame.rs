@@ -156,6 +156,11 @@ pub struct BlameReport {
     /// resolve), in words.
     #[serde(default)]
     pub steal_resolution: String,
+    /// The run's start on `CLOCK_MONOTONIC` (the kernel's `ktime_get_ns`,
+    /// bpftrace's `nsecs`), ns: `start_ns + monotonic_start_ns` lines a
+    /// slow operation up with other traces of the same host.
+    #[serde(default)]
+    pub monotonic_start_ns: u64,
 }
 
 /// At most this many slowest operations in a file.
@@ -263,6 +268,7 @@ mod tests {
             slowest,
             lost: BTreeMap::new(),
             steal_resolution: "each scheduler clock update".into(),
+            monotonic_start_ns: 0,
         }
     }
 

@@ -328,6 +328,7 @@ mod tests {
             kept: 100,
             lost: BTreeMap::new(),
             steal_resolution: String::new(),
+            monotonic_start_ns: 0,
         }
     }
 

@@ -11,6 +11,11 @@ use std::time::Duration;
 pub struct Hog(Child);
 
 impl Hog {
+    /// The hog's process id (taskset execs chrt, which execs python3).
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
     /// Busy `busy_ms` in every `period_ms` on `cpu` under SCHED_FIFO 10,
     /// for at most `lifetime_s` seconds. `None` (with a message) when
     /// `chrt`, `taskset` or `python3` is missing or real-time scheduling

@@ -2,6 +2,7 @@
 //! wrote, and the host capabilities a test may need.
 #![allow(dead_code)]
 
+pub mod bpf;
 pub mod cgroup;
 pub mod hog;
 pub mod inotify;

@@ -338,6 +338,7 @@ mod tests {
             kept: 100,
             lost: keys(&[("culprit_ring", 2)]),
             steal_resolution: "each scheduler clock update".into(),
+            monotonic_start_ns: 0,
         }
     }
 

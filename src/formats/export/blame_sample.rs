@@ -135,6 +135,7 @@ pub fn blame() -> BlameReport {
         slowest,
         lost: BTreeMap::new(),
         steal_resolution: "each scheduler clock update".into(),
+        monotonic_start_ns: 0,
     }
 }
 

@@ -93,6 +93,14 @@ fn attribution(
              counted in the interval it ends in"
         ));
     }
+    if sources.contains(&KernelSource::Blame) {
+        parts.push(format!(
+            "blame: {threads} thread(s) of the probe, each operation from its intended start \
+             to its completion on its own thread; interrupts, softirqs and idle exits of the \
+             CPU it runs or waits on; its own block requests; an interval holds the slow \
+             operations that completed in it"
+        ));
+    }
     parts.join("; ")
 }
 

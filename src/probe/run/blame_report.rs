@@ -153,6 +153,7 @@ fn report(
         kept: keep as u64,
         lost,
         steal_resolution: STEAL_RESOLUTION.into(),
+        monotonic_start_ns: run_start_ns,
     }
 }
 
