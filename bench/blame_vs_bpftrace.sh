@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# bench/blame_vs_bpftrace.sh - the run-queue component of `--kernel blame`
+# against bpftrace measuring the same thread's run-queue waits in the same
+# run (rtla's timerlat tracer is not in this machine's kernel).
+#
+# A SCHED_FIFO hog (busy 3 ms in every 10 ms) on CPU 1 makes the timer's
+# wake-ups wait on the run queue; bpftrace records, for the timer's thread,
+# each wait from sched_waking (and sched_wakeup) to the sched_switch that
+# runs it; cauda (default configuration, plus --kernel blame) keeps the 100
+# slowest wake-ups' vectors. For each of them, the run-queue waits
+# (woken or preempted -> running) bpftrace saw end inside its window,
+# clamped to it, are added up, and the script prints how far the
+# run_queue component lies from them, and how many are within 2 us (a
+# wake-up due while an earlier one still waited has no wait of its own:
+# a backlog, counted apart).
+#
+# Usage: bench/blame_vs_bpftrace.sh [CAUDA] [RUNTIME]; needs root, bpftrace,
+# python3, chrt, taskset. Prints the figures; writes nothing outside a
+# temporary directory.
+set -euo pipefail
+cauda=${1:-target/release/cauda}
+runtime=${2:-10s}
+command -v bpftrace >/dev/null || { echo "needs bpftrace (apt-get install bpftrace)" >&2; exit 2; }
+[[ $(id -u) == 0 ]] || { echo "needs root" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'kill $hog $trace 2>/dev/null || true; [[ -n ${KEEP:-} ]] || rm -rf "$tmp"' EXIT
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+
+cat >"$tmp/hog.py" <<'EOF'
+import time
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    busy = time.monotonic() + 0.003
+    while time.monotonic() < busy: pass
+    time.sleep(0.007)
+EOF
+cat >"$tmp/runq.bt" <<'EOF'
+tracepoint:sched:sched_waking /args->comm == "cauda-timer-0"/ { @waking[args->pid] = nsecs; }
+tracepoint:sched:sched_wakeup /args->comm == "cauda-timer-0"/ { @wakeup[args->pid] = nsecs; }
+tracepoint:sched:sched_switch /args->prev_comm == "cauda-timer-0" && args->prev_state == 0/ {
+    @waking[args->prev_pid] = nsecs; @wakeup[args->prev_pid] = nsecs;
+}
+tracepoint:sched:sched_switch /args->next_comm == "cauda-timer-0" && @waking[args->next_pid]/ {
+    printf("%llu %llu %llu\n", @waking[args->next_pid], @wakeup[args->next_pid], nsecs);
+    delete(@waking[args->next_pid]); delete(@wakeup[args->next_pid]);
+}
+EOF
+taskset -c 1 chrt -f 10 python3 "$tmp/hog.py" & hog=$!
+BPFTRACE_MAP_KEYS_MAX=65536 bpftrace "$tmp/runq.bt" >"$tmp/waits.txt" 2>"$tmp/bpftrace.err" & trace=$!
+sleep 3 # bpftrace attaches
+"$cauda" timer --cpus 1 --runtime "$runtime" --kernel blame -q -o "$tmp/run.json"
+sleep 1
+kill -INT $trace; wait $trace 2>/dev/null || true
+kill $hog 2>/dev/null || true
+
+python3 - "$tmp/run.json" "$tmp/waits.txt" <<'EOF'
+import bisect, json, statistics, sys
+run = json.load(open(sys.argv[1]))
+blame = run["blame"]
+waits = []
+for line in open(sys.argv[2]):
+    parts = line.split()
+    if len(parts) == 3 and all(p.isdigit() for p in parts):
+        waits.append(tuple(int(p) for p in parts))
+waits.sort(key=lambda w: w[2])
+switches = [w[2] for w in waits]
+t0 = blame["monotonic_start_ns"]
+single, backlog, unmatched, diffs_waking, diffs_wakeup, diffs_with = 0, 0, 0, [], [], []
+rows = []
+for op in blame["slowest"]:
+    start = t0 + op["start_ns"]
+    end = start + op["latency_ns"]
+    # The run-queue waits (woken or preempted -> running) that ended
+    # inside the operation's window, clamped to it.
+    lo, hi = bisect.bisect_left(switches, start), bisect.bisect_right(switches, end)
+    inside = waits[lo:hi]
+    if not inside:
+        # Due while the thread still ran for an earlier wake-up.
+        backlog += 1
+        continue
+    waking = sum(w[2] - max(w[0], start) for w in inside)
+    wakeup = sum(w[2] - max(w[1], start) for w in inside)
+    ours = op["causes"].get("run_queue", 0)
+    # What interrupted the wait is its own cause in a vector, but part of
+    # bpftrace's wait.
+    interrupted = sum(v for k, v in op["causes"].items()
+                      if k.split(".")[0] in ("irq", "softirq", "steal"))
+    single += 1
+    diffs_waking.append(abs(ours - waking))
+    diffs_wakeup.append(abs(ours - wakeup))
+    diffs_with.append(abs(ours + interrupted - wakeup))
+    rows.append((op["latency_ns"], ours, interrupted, waking, wakeup))
+print(f"slowest kept: {len(blame['slowest'])}; compared: {single}; "
+      f"backlog (due while an earlier wake-up still waited or ran, no wait of their own): "
+      f"{backlog}")
+if single:
+    within = lambda d: sum(1 for x in d if x <= 2000)
+    print(f"run_queue vs bpftrace sched_waking->switch: within 2 us {within(diffs_waking)}/{single}, "
+          f"median |diff| {statistics.median(diffs_waking)/1000:.2f} us, max {max(diffs_waking)/1000:.2f} us")
+    print(f"run_queue vs bpftrace sched_wakeup->switch: within 2 us {within(diffs_wakeup)}/{single}, "
+          f"median |diff| {statistics.median(diffs_wakeup)/1000:.2f} us, max {max(diffs_wakeup)/1000:.2f} us")
+    print(f"run_queue + the wait's interrupts (irq, softirq, steal) vs sched_wakeup->switch: "
+          f"within 2 us {within(diffs_with)}/{single}, median |diff| "
+          f"{statistics.median(diffs_with)/1000:.2f} us, max {max(diffs_with)/1000:.2f} us")
+    print("slowest five (latency, run_queue, interrupts, bpftrace waking->switch, wakeup->switch), us:")
+    for r in sorted(rows, reverse=True)[:5]:
+        print("  " + "  ".join(f"{x/1000:9.1f}" for x in r))
+EOF
