@@ -36,7 +36,13 @@
 # endpoint's server thread alone: a probe cannot lose more throughput to
 # the endpoint than the CPU it takes.
 #
-# usage: [COMPARE=observers|metrics] bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
+# COMPARE=blame measures `--kernel blame` (issue 33: throughput at least
+# 0.97x, p50 within 2 %, p99 within 5 %): "default" is a run with it, "off"
+# the same run without; COMPARE=block measures `--kernel block` the same
+# way. Blame refuses disk at QD32 (several operations in flight on one
+# thread): that row is left out of its runs.
+#
+# usage: [COMPARE=observers|metrics|blame|block] bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
@@ -74,6 +80,11 @@ configs=(
     "net-tcp-gap-500us|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp --gap 500us"
     "net-tcp-10000/s|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp --rate 10000/s"
 )
+if [[ $compare == blame ]]; then
+    kept=()
+    for c in "${configs[@]}"; do [[ $c == *"--iodepth 32"* ]] || kept+=("$c"); done
+    configs=("${kept[@]}")
+fi
 if (($# > 0)); then
     wanted=" $* "
     kept=()
@@ -101,6 +112,8 @@ one() { # config mode round → one line of figures
     local mode=$2 round=$3 off=
     if [[ $compare == metrics ]]; then
         [[ $mode == default ]] && off="--metrics-listen 127.0.0.1:$metrics_port"
+    elif [[ $compare == blame || $compare == block ]]; then
+        [[ $mode == default ]] && off="--kernel $compare"
     else
         [[ $mode == off ]] && off="--no-self-thread --no-host-counters"
     fi
@@ -160,6 +173,10 @@ compare = sys.argv[2]
 configs = list(dict.fromkeys(r[0] for r in rows))
 metrics = ["p50", "p99", "p99.9", "values/s"]
 goal = {"p50": 0.02, "p99": 0.05, "p99.9": 0.10, "values/s": 0.01}
+if compare in ("blame", "block"):
+    # Issue 33: throughput at least 0.97x, p50 within 2 %, p99 within 5 %;
+    # p99.9 is not part of its goal (shown against 10 %).
+    goal["values/s"] = 0.03
 
 def median_ci(xs, level=0.95):
     """The median and a distribution-free CI: order statistics k and n+1-k."""
