@@ -193,3 +193,135 @@ fn lab_sweep_adds_a_capacity_step_with_its_finding() {
         "--sweep-objective",
     );
 }
+
+/// Whether BPF programs can load here (root, BTF); prints why not, and
+/// fails instead under CAUDA_REQUIRE_BPF=1.
+fn bpf_ready() -> bool {
+    let missing = if !common::is_root() {
+        Some("needs root to load BPF programs")
+    } else if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        Some("the kernel has no BTF (/sys/kernel/btf/vmlinux)")
+    } else {
+        None
+    };
+    if let Some(why) = missing {
+        let required = std::env::var("CAUDA_REQUIRE_BPF").is_ok_and(|v| v == "1");
+        assert!(!required, "CAUDA_REQUIRE_BPF=1 but {why}");
+        eprintln!("skipped: {why}");
+    }
+    missing.is_none()
+}
+
+/// A quick lab of `steps` only (the others skipped) with `--kernel blame`:
+/// its stdout, stderr and directory.
+fn blamed_lab(skip: &str, dir: &Path) -> (String, String, PathBuf) {
+    let out = cauda()
+        .args([
+            "lab", "--quick", "--kernel", "blame", "--skip", skip, "--dir",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr, lab_dir_in(dir))
+}
+
+/// `lab --kernel blame`: the timer step's run has a blame section, and the
+/// summary names the top cause of its tail with its share; as nobody, the
+/// lab says why blame is skipped and runs the step anyway.
+#[test]
+fn lab_blame_names_the_top_cause_of_the_timer_steps_tail() {
+    if !bpf_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (stdout, stderr, lab) = blamed_lab("audit,hiccup,disk,net", dir.path());
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    let run = common::read_json(&lab.join("timer.json"));
+    assert_eq!(run["kernel"]["sources"][0], "blame", "{stderr}");
+    assert!(
+        run["blame"]["series"][0]["tag"] == "wakeup",
+        "{}",
+        run["blame"]
+    );
+    let section = stdout
+        .split("== Why the tail")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no why-the-tail section: {stdout}"));
+    let line = section
+        .lines()
+        .find(|l| l.starts_with("  timer: 1 ms wake-ups (wakeup): "))
+        .unwrap_or_else(|| panic!("no top cause for the timer step: {stdout}"));
+    // "<cause>, <share> % of the slow operations' time — <meaning>"
+    let (cause, rest) = line
+        .trim_start_matches("  timer: 1 ms wake-ups (wakeup): ")
+        .split_once(", ")
+        .unwrap();
+    assert!(cauda::model::blame::CAUSES.contains(&cause), "{line}");
+    let share: f64 = rest.split(' ').next().unwrap().parse().unwrap();
+    assert!(share > 0.0 && share <= 100.0, "{line}");
+    assert!(
+        rest.contains(" % of the slow operations' time — "),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(cauda::model::blame::cause_meaning(cause)),
+        "{line}"
+    );
+
+    if !common::has_setpriv() {
+        eprintln!("skipped (the unprivileged part): setpriv is missing");
+        return;
+    }
+    let copy_dir = tempfile::tempdir().unwrap();
+    let nobody_dir = common::writable_by_all();
+    let out = common::as_nobody(&common::copy_for_nobody(copy_dir.path()))
+        .args(["lab", "--quick", "--kernel", "blame"])
+        .args(["--skip", "audit,timer,disk,net", "--dir"])
+        .arg(nobody_dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("kernel series skipped"), "{stderr}");
+    assert!(stderr.contains("CAP_BPF"), "{stderr}");
+    assert!(
+        stdout.contains("! kernel series skipped, the steps run without them: "),
+        "the summary says it too: {stdout}"
+    );
+    assert!(!stdout.contains("== Why the tail"), "{stdout}");
+    let run = common::read_json(&lab_dir_in(nobody_dir.path()).join("hiccup.json"));
+    assert!(run["blame"].is_null() && run["kernel"].is_null());
+}
+
+/// `lab --kernel blame` with the disk steps: the QD1 reads are blamed, the
+/// QD32 writes run without blame (it explains one operation at a time per
+/// thread) and the summary says so, instead of the step failing.
+#[test]
+fn lab_blame_leaves_out_the_deeper_disk_queue_and_says_so() {
+    if !bpf_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (stdout, stderr, lab) = blamed_lab("audit,timer,hiccup,net", dir.path());
+    assert!(!stdout.contains("failed"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "! disk: 4k random writes, QD32 ran without --kernel blame: --iodepth 32 keeps \
+             several I/Os in flight on each thread"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        stderr.matches("ran without --kernel blame").count(),
+        1,
+        "said once: {stderr}"
+    );
+    let reads = common::read_json(&lab.join("disk-randread-qd1.json"));
+    assert!(reads["blame"].is_object(), "the QD1 reads are blamed");
+    let writes = common::read_json(&lab.join("disk-randwrite-qd32.json"));
+    assert!(writes["blame"].is_null() && writes["kernel"].is_null());
+}

@@ -8,7 +8,7 @@
 //! sentence are measured.
 
 use crate::analyze::{InputAnalysis, SeriesAnalysis};
-use crate::model::Role;
+use crate::model::{Role, RunFile};
 use crate::units::format_ns;
 
 /// One ranked sentence.
@@ -28,6 +28,8 @@ pub struct Measured<'a> {
     pub title: &'a str,
     /// Its run, analysed.
     pub analysis: &'a InputAnalysis,
+    /// Its run file (its `blame` section names the tail's top cause).
+    pub run: Option<&'a RunFile>,
 }
 
 /// The findings, best first.
@@ -64,10 +66,11 @@ pub fn rank(runs: &[Measured], audit: Option<&serde_json::Value>) -> Vec<Finding
         found.push(Finding {
             score: decades(s.max, s.median),
             text: format!(
-                "Timer wake-ups are late by {} at p50, {} at p99 and {} at worst.",
+                "Timer wake-ups are late by {} at p50, {} at p99 and {} at worst.{}",
                 format_ns(s.median as f64),
                 format_ns(percentile(timer, "99").unwrap_or(s.max) as f64),
-                format_ns(s.max as f64)
+                format_ns(s.max as f64),
+                tail_sentence(runs, "timer", &timer.tag)
             ),
         });
     }
@@ -77,9 +80,10 @@ pub fn rank(runs: &[Measured], audit: Option<&serde_json::Value>) -> Vec<Finding
             score: decades(s.max, 100_000),
             text: format!(
                 "The host held a sleeping thread up to {} past its wake-up (p99.9 {}): any \
-                 measurement here can show stalls this long that are not the target's.",
+                 measurement here can show stalls this long that are not the target's.{}",
                 format_ns(s.max as f64),
-                format_ns(percentile(hiccup, "99.9").unwrap_or(s.max) as f64)
+                format_ns(percentile(hiccup, "99.9").unwrap_or(s.max) as f64),
+                tail_sentence(runs, "hiccup", &hiccup.tag)
             ),
         });
     }
@@ -90,11 +94,12 @@ pub fn rank(runs: &[Measured], audit: Option<&serde_json::Value>) -> Vec<Finding
             found.push(Finding {
                 score: decades(p99, s.median),
                 text: format!(
-                    "{}: {} at p50, {} at p99, {} at worst.",
+                    "{}: {} at p50, {} at p99, {} at worst.{}",
                     title(runs, name),
                     format_ns(s.median as f64),
                     format_ns(p99 as f64),
-                    format_ns(s.max as f64)
+                    format_ns(s.max as f64),
+                    tail_sentence(runs, name, &disk.tag)
                 ),
             });
         }
@@ -142,6 +147,30 @@ pub fn rank(runs: &[Measured], audit: Option<&serde_json::Value>) -> Vec<Finding
     }
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
     found
+}
+
+/// The top cause of a series' tail (`--kernel blame`) with its share of
+/// the slow operations' time and what it means: `run_queue, 58 % of the
+/// slow operations' time — runnable, …`.
+pub fn tail_cause(run: &RunFile, tag: &str) -> Option<String> {
+    let (cause, share) = crate::analyze::blame::top_cause(run, tag)?;
+    let percent = if share >= 0.1 {
+        format!("{:.0}", share * 100.0)
+    } else {
+        format!("{:.1}", share * 100.0)
+    };
+    Some(format!(
+        "{cause}, {percent} % of the slow operations' time — {}",
+        crate::model::blame::cause_meaning(&cause)
+    ))
+}
+
+/// " Its tail: …" for a step's finding, or nothing without blame.
+fn tail_sentence(runs: &[Measured], name: &str, tag: &str) -> String {
+    runs.iter()
+        .find(|m| m.name == name)
+        .and_then(|m| tail_cause(m.run?, tag))
+        .map_or(String::new(), |cause| format!(" Its tail: {cause}."))
 }
 
 /// The probe's own series: the first that is not the control thread's.
@@ -220,16 +249,19 @@ mod tests {
                 name: "net-tcp-gap0",
                 title: "net",
                 analysis: &busy,
+                run: None,
             },
             Measured {
                 name: "net-tcp-gap500us",
                 title: "net idle",
                 analysis: &idle,
+                run: None,
             },
             Measured {
                 name: "timer",
                 title: "timer",
                 analysis: &timer,
+                run: None,
             },
         ];
         let audit = serde_json::json!({"checks": [
@@ -246,5 +278,100 @@ mod tests {
                     && f.text.contains("vm.swappiness"))
         );
         assert!(found.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+
+    /// A timer run at 1 ms whose slow wake-ups waited behind a hog: 36
+    /// slow wake-ups in three intervals, most of their time on the run
+    /// queue, some leaving `haltpoll idle`, some NET_RX.
+    fn blamed_timer_run() -> RunFile {
+        use crate::model::blame::{BlameReport, IntervalBlame, SeriesBlame, Threshold};
+        use crate::model::{HostSnapshot, LoadMode, RUN_SCHEMA, Tool};
+        const MS: u64 = 1_000_000;
+        const US: u64 = 1_000;
+        let interval = |index, slow, run_queue, idle, net_rx| {
+            let causes = [
+                ("run_queue", run_queue),
+                ("idle_exit.haltpoll idle", idle),
+                ("softirq.NET_RX", net_rx),
+                ("running", 40 * US),
+            ];
+            IntervalBlame {
+                index,
+                slow,
+                latency_ns: run_queue + idle + net_rx + 40 * US + 100 * US,
+                causes: causes.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            }
+        };
+        RunFile {
+            schema: RUN_SCHEMA.into(),
+            tool: Tool::this(),
+            probe: "timer".into(),
+            load: LoadMode::OpenLoop,
+            parameters: serde_json::Value::Null,
+            start_time: String::new(),
+            start_unix_ns: 0,
+            start_at_unix_ns: None,
+            labels: Default::default(),
+            duration_ns: 3_000 * MS,
+            interval_ns: 1_000 * MS,
+            interrupted: false,
+            host: HostSnapshot::default(),
+            faults: Default::default(),
+            warnings: Vec::new(),
+            series: Vec::new(),
+            summary: Vec::new(),
+            host_counters: None,
+            disk: None,
+            broker: None,
+            kernel: None,
+            offered: None,
+            blame: Some(BlameReport {
+                threshold: Threshold::PreviousP99,
+                series: vec![SeriesBlame {
+                    tag: "wakeup".into(),
+                    intervals: vec![
+                        interval(0, 10, 21 * MS, 2 * MS, 300 * US),
+                        interval(1, 14, 30 * MS, 3 * MS, 500 * US),
+                        interval(2, 12, 24 * MS, MS, 200 * US),
+                    ],
+                }],
+                slowest: Vec::new(),
+                kept: 100,
+                lost: Default::default(),
+                steal_resolution: String::new(),
+            }),
+            observers: Vec::new(),
+            integrity: None,
+        }
+    }
+
+    #[test]
+    fn a_blamed_step_names_its_tails_top_cause_and_share() {
+        let run = blamed_timer_run();
+        let cause = tail_cause(&run, "wakeup").unwrap();
+        // 75 ms of run-queue wait in 82.42 ms of slow wake-ups.
+        assert!(
+            cause.starts_with("run_queue, 91 % of the slow operations' time — runnable"),
+            "{cause}"
+        );
+        assert_eq!(tail_cause(&run, "self"), None);
+        let timer: Vec<u64> = (0..1000).map(|i| 50_000 + i).collect();
+        let timer = analysed("wakeup", &timer);
+        let with = [Measured {
+            name: "timer",
+            title: "timer",
+            analysis: &timer,
+            run: Some(&run),
+        }];
+        let found = rank(&with, None);
+        assert!(
+            found[0].text.ends_with(&format!(" Its tail: {cause}.")),
+            "{found:#?}"
+        );
+        let without = [Measured {
+            run: None,
+            ..with[0]
+        }];
+        assert!(rank(&without, None)[0].text.ends_with("at worst."));
     }
 }

@@ -12,6 +12,7 @@
 //! writes the summary and the report of everything finished.
 
 pub mod findings;
+pub mod kernel;
 mod progress;
 pub mod steps;
 
@@ -55,11 +56,8 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
     let disk_file = lab_dir.join("disk.data");
     let disk_size = steps::disk_size(free, args.quick);
     let mut steps = steps::plan(&lab_dir, args.quick, &disk_file, disk_size, &args.skip);
-    if let Some(list) = kernel_flag(&args.kernel) {
-        for step in steps.iter_mut().filter(|s| s.is_run) {
-            step.args.extend(["--kernel".into(), list.clone()]);
-        }
-    }
+    let mut kernel = kernel::loadable(&args.kernel);
+    kernel::apply(&mut kernel, &mut steps);
     let sweep_kinds: Vec<_> = args
         .sweep
         .iter()
@@ -124,6 +122,7 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
         .into_iter()
         .unzip();
     let mut summary = summarise(&steps, &ended, &measured, &inputs)?;
+    summary += &kernel_notes(&kernel, &measured, &inputs);
     summary += &sweep_findings(&lab_dir, &ended);
     print!("{summary}");
     std::fs::write(lab_dir.join("summary.txt"), &summary)
@@ -168,6 +167,43 @@ pub fn run(args: &LabConfig, stop: &StopFlag) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
+/// With `--kernel`: each blamed step's top cause of its tail (`== Why the
+/// tail`), then what ran without a group and why.
+fn kernel_notes(kernel: &kernel::KernelPlan, measured: &[&Step], inputs: &[Loaded]) -> String {
+    let mut out = String::new();
+    // The importer keeps the run's series beside its run file, not in it.
+    let blamed: Vec<(&Step, &Loaded, &crate::model::RunFile)> = measured
+        .iter()
+        .zip(inputs)
+        .filter_map(|(step, input)| Some((*step, input, input.run.as_ref()?)))
+        .filter(|(_, _, run)| run.blame.is_some())
+        .collect();
+    if !blamed.is_empty() {
+        out += "\n== Why the tail (--kernel blame: the top cause of each step's slow operations)\n";
+    }
+    for (step, input, run) in blamed {
+        let causes: Vec<String> = input
+            .series
+            .iter()
+            .filter(|s| s.role() != Role::Control)
+            .filter_map(|s| {
+                let cause = findings::tail_cause(run, &s.tag)?;
+                Some(format!("{} ({}): {cause}", step.title, s.tag))
+            })
+            .collect();
+        if causes.is_empty() {
+            out += &format!("  {}: no slow operation was kept\n", step.title);
+        }
+        for line in causes {
+            out += &format!("  {line}\n");
+        }
+    }
+    for note in &kernel.notes {
+        out += &format!("! {note}\n");
+    }
+    out
+}
+
 /// Each finished sweep's finding (its table is in `sweep-PROBE.txt`, its
 /// files in `sweep-PROBE/`).
 fn sweep_findings(lab_dir: &Path, ended: &[(&Step, Ended)]) -> String {
@@ -187,33 +223,6 @@ fn sweep_findings(lab_dir: &Path, ended: &[(&Step, Ended)]) -> String {
         }
     }
     out
-}
-
-/// The `--kernel` value for the probe steps, once this host has shown it
-/// can load the programs; otherwise the kernel series are skipped with the
-/// reason, and the steps run without them.
-fn kernel_flag(sources: &[crate::model::kernel::KernelSource]) -> Option<String> {
-    if sources.is_empty() {
-        return None;
-    }
-    let request = crate::host::trace::Request {
-        sources: sources.to_vec(),
-        process: Some(std::process::id()),
-        device: None,
-    };
-    match crate::host::trace::Tracer::attach(&request) {
-        Ok(_) => Some(
-            sources
-                .iter()
-                .map(|s| s.name())
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
-        Err(e) => {
-            eprintln!("cauda lab: kernel series skipped, the steps run without them: {e:#}");
-            None
-        }
-    }
 }
 
 /// Checks `--dir` and its free space, then creates the lab directory;
@@ -320,10 +329,12 @@ fn summarise(
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let measured: Vec<findings::Measured> = analysed
         .iter()
-        .map(|(step, analysis)| findings::Measured {
+        .zip(inputs)
+        .map(|((step, analysis), input)| findings::Measured {
             name: step.name,
             title: step.title,
             analysis: &analysis.inputs[0],
+            run: input.run.as_ref(),
         })
         .collect();
     let found = findings::rank(&measured, audit.as_ref());
