@@ -172,8 +172,8 @@ static __always_inline __u64 take(struct cauda_blame *b, __u64 from, __u64 to)
 		return 0;
 	now_part = to > split ? to - split : 0;
 	before = (to - lo) - now_part;
-	b->stolen[b->state & 7] += now_part;
-	b->stolen[b->prev_state & 7] += before;
+	__sync_fetch_and_add(&b->stolen[b->state & 7], now_part);
+	__sync_fetch_and_add(&b->stolen[b->prev_state & 7], before);
 	return to - lo;
 }
 
@@ -190,7 +190,7 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 		if (left == STATE_BLOCKED && by_timer)
 			left = STATE_BLOCKED_TIMER;
 		spent = in_window(b->since, now, b->window);
-		b->time[left & 7] += spent;
+		__sync_fetch_and_add(&b->time[left & 7], spent);
 		if (spent && b->steal_since && steal > b->steal_since) {
 			stolen = steal - b->steal_since;
 			whole = now - b->since;
@@ -198,8 +198,8 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 				stolen = stolen * spent / whole;
 			if (stolen > spent)
 				stolen = spent;
-			b->steal_ns += stolen;
-			b->stolen[left & 7] += stolen;
+			__sync_fetch_and_add(&b->steal_ns, stolen);
+			__sync_fetch_and_add(&b->stolen[left & 7], stolen);
 		}
 	}
 	b->prev_state = b->state == STATE_UNKNOWN ? state : b->state;
@@ -240,7 +240,7 @@ static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_str
 	/* Woken onto an idle CPU: until the idle task switches to it, the
 	 * CPU is still leaving its idle state. */
 	if (prev->pid == 0) {
-		b->idle_exit_ns += take(b, from, now);
+		__sync_fetch_and_add(&b->idle_exit_ns, take(b, from, now));
 		b->idle_state = c->idle_state + 1;
 		__sync_fetch_and_add(&b->seq, 1);
 		return;
@@ -316,7 +316,7 @@ int BPF_PROG(blame_wakeup, struct task_struct *p)
 		/* Running, though its switch in was never traced: from now on
 		 * it is counted again, and what came before is unknown. */
 		__sync_fetch_and_add(&b->seq, 1);
-		b->missed += 1;
+		__sync_fetch_and_add(&b->missed, 1);
 		b->prev_state = STATE_RUNNING;
 		b->state = STATE_RUNNING;
 		b->since = bpf_ktime_get_ns();
@@ -363,15 +363,15 @@ int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
 		__sync_fetch_and_add(&b->seq, 1);
 		ns = take(b, c->irq_since, now);
 		if (ns) {
-			b->irq_ns += ns;
+			__sync_fetch_and_add(&b->irq_ns, ns);
 			for (int i = 0; i < IRQ_SLOTS; i++) {
 				if (b->irq[i] == (__u32)irq + 1) {
-					b->irq_slot_ns[i] += ns;
+					__sync_fetch_and_add(&b->irq_slot_ns[i], ns);
 					break;
 				}
 				if (!b->irq[i]) {
 					b->irq[i] = (__u32)irq + 1;
-					b->irq_slot_ns[i] += ns;
+					__sync_fetch_and_add(&b->irq_slot_ns[i], ns);
 					break;
 				}
 			}
@@ -413,7 +413,7 @@ int BPF_PROG(blame_softirq_exit, unsigned int vec)
 		__sync_fetch_and_add(&b->seq, 1);
 		/* Hard IRQs inside it are counted as theirs. */
 		ns = take(b, c->softirq_since + c->nested, now);
-		b->softirq_ns[vec] += ns;
+		__sync_fetch_and_add(&b->softirq_ns[vec], ns);
 		__sync_fetch_and_add(&b->seq, 1);
 	}
 	c->softirq_since = 0;
@@ -466,7 +466,7 @@ int BPF_PROG(blame_cpu_idle, unsigned int state, unsigned int cpu_id)
 	if (b && b->window > c->idle_since && awake > b->window) {
 		__sync_fetch_and_add(&b->seq, 1);
 		ns = take(b, b->window, awake);
-		b->idle_exit_ns += ns;
+		__sync_fetch_and_add(&b->idle_exit_ns, ns);
 		b->idle_state = c->idle_state + 1;
 		__sync_fetch_and_add(&b->seq, 1);
 	}
@@ -511,9 +511,9 @@ static __always_inline void blame_request(__u32 tid, __u64 start, __u64 issue, _
 	if (!queue && !device)
 		return;
 	__sync_fetch_and_add(&b->seq, 1);
-	b->block_queue_ns += queue;
-	b->block_device_ns += device;
-	b->requests += 1;
+	__sync_fetch_and_add(&b->block_queue_ns, queue);
+	__sync_fetch_and_add(&b->block_device_ns, device);
+	__sync_fetch_and_add(&b->requests, 1);
 	__sync_fetch_and_add(&b->seq, 1);
 }
 
