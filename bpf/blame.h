@@ -209,6 +209,20 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 	__sync_fetch_and_add(&b->seq, 1);
 }
 
+/* The thread runs though no switch to it was traced (it happens after a
+ * long halt of a vCPU): from `now` it is counted again as running, and
+ * the time since its last traced change is in no state (unexplained). */
+static __always_inline void repair(struct cauda_blame *b, struct task_struct *t, __u64 now)
+{
+	__sync_fetch_and_add(&b->seq, 1);
+	__sync_fetch_and_add(&b->missed, 1);
+	b->prev_state = STATE_RUNNING;
+	b->state = STATE_RUNNING;
+	b->since = now;
+	b->steal_since = steal_clock(t);
+	__sync_fetch_and_add(&b->seq, 1);
+}
+
 static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
 {
 	if (c->idle_since && !c->awake)
@@ -272,6 +286,9 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 	if (b) {
 		bool waits = preempt || prev_state == TASK_RUNNING;
 
+		/* Switched out, so it ran: a switch to it went untraced. */
+		if (b->state != STATE_RUNNING && b->state != STATE_UNKNOWN)
+			repair(b, prev, now);
 		enter(b, prev, waits ? STATE_RUNNABLE : STATE_BLOCKED, now, false);
 		if (waits) {
 			slot = bpf_map_lookup_elem(&blame_slots, &prev_tid);
@@ -313,15 +330,7 @@ int BPF_PROG(blame_wakeup, struct task_struct *p)
 	if (p->on_cpu && b->state == STATE_RUNNING)
 		return 0;
 	if (p->on_cpu) {
-		/* Running, though its switch in was never traced: from now on
-		 * it is counted again, and what came before is unknown. */
-		__sync_fetch_and_add(&b->seq, 1);
-		__sync_fetch_and_add(&b->missed, 1);
-		b->prev_state = STATE_RUNNING;
-		b->state = STATE_RUNNING;
-		b->since = bpf_ktime_get_ns();
-		b->steal_since = steal_clock(p);
-		__sync_fetch_and_add(&b->seq, 1);
+		repair(b, p, bpf_ktime_get_ns());
 		return 0;
 	}
 	/* Woken while waiting for its CPU: still waiting. */
