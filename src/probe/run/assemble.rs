@@ -134,6 +134,7 @@ pub fn assemble(
             plan.interval_ns,
         ))
         .chain(gathered.kernel.iter().flat_map(trace::report::warnings))
+        .chain(blame.iter().flat_map(super::blame_report::warnings))
         .collect();
     let mut run = RunFile {
         schema: RUN_SCHEMA.into(),

@@ -10,6 +10,7 @@ use super::blame::{Kept, Shared, Slow};
 use super::plan::SeriesSpec;
 use crate::host::root::HostRoot;
 use crate::host::trace::blame::{self, part};
+use crate::model::Warning;
 use crate::model::blame::{
     BlameReport, Culprit, IntervalBlame, SeriesBlame, SlowOperation, Threshold,
 };
@@ -76,6 +77,28 @@ pub fn of(shared: Shared, series: &[SeriesSpec]) -> BlameReport {
         None => Threshold::PreviousP99,
     };
     report(kept, &tags, threshold, shared.keep, shared.run_start_ns)
+}
+
+/// What the kernel could not keep, said as warnings (the counts are in
+/// the section's `lost`).
+pub fn warnings(report: &BlameReport) -> Vec<Warning> {
+    report
+        .lost
+        .iter()
+        .map(|(what, n)| Warning {
+            message: format!("--kernel blame: {n} {what}"),
+            advice: match what.as_str() {
+                "culprits overwritten before read" => {
+                    "many tasks held the CPU of one slow operation; its culprits name the last \
+                     eight (the ring's size)"
+                        .into()
+                }
+                _ => "the kernel ran a probe thread without tracing the switch to it; that \
+                      time is unexplained in the operations it fell in"
+                    .into(),
+            },
+        })
+        .collect()
 }
 
 /// How the kernel keeps the steal clock, said in the run file.
