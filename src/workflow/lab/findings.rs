@@ -339,6 +339,7 @@ mod tests {
                 kept: 100,
                 lost: Default::default(),
                 steal_resolution: String::new(),
+                monotonic_start_ns: 0,
             }),
             observers: Vec::new(),
             integrity: None,
