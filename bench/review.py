@@ -2317,6 +2317,462 @@ def class15():
               f"exit {p.returncode}: {err.strip()[:100] or '(no stderr)'}", "PASS" if ok else "FAIL")
 
 
+
+# --------------------------------------------------------------------------
+# class 16: --kernel blame under attack (issue 33)
+
+C16 = "16 --kernel blame (issue 33)"
+
+
+def synth_blame(doc) -> dict:
+    """A realistic blame section on a plain timer run: per interval with
+    wake-ups, one slow operation as slow as the interval's max (run-queue
+    wait behind stress-ng and python3, the haltpoll idle exit, NET_RX, a
+    virtio IRQ, the rest unexplained), the slowest kept slowest first."""
+    s = doc["series"][0]
+    tag, step = s["tag"], doc["interval_ns"]
+    ivs, ops = [], []
+    for i, iv in enumerate(s["intervals"]):
+        if not iv["count"]:
+            continue
+        lat = iv["max"]
+        causes = {"run_queue": lat // 2, "idle_exit.haltpoll idle": lat // 5, "softirq.NET_RX": lat // 10,
+                  "irq.virtio0-requests": lat // 20, "page_fault": 3}
+        causes["unexplained"] = lat - sum(v for k, v in causes.items() if k != "page_fault")
+        ivs.append({"index": i, "slow": 1, "latency_ns": lat, "causes": dict(causes)})
+        ops.append({"series": tag, "thread": 0, "tid": 4200, "cpu": 1, "start_ns": i * step + 1000,
+                    "latency_ns": lat, "causes": dict(causes),
+                    "culprits": [{"comm": "stress-ng", "pid": 4242, "ns": lat // 3},
+                                 {"comm": "python3", "pid": 77, "ns": lat // 6}],
+                    "page_faults": 3, "requests": 0})
+    ops.sort(key=lambda o: -o["latency_ns"])
+    return {"threshold": {"rule": "previous_p99"}, "series": [{"tag": tag, "intervals": ivs}],
+            "slowest": ops, "kept": 100, "lost": {}, "steal_resolution": "each scheduler clock update"}
+
+
+def c16_readers(d: str, p: str, other: str) -> list[list[str]]:
+    """Every reader of a run file, on P (OTHER: a second run for compare and merge)."""
+    out = lambda ext: os.path.join(d, "out." + ext)  # noqa: E731
+    return ([["analyze", p], ["analyze", p, "--json"], ["report", p, "-o", out("html"), "--force"],
+             ["compare", other, p]] +
+            [["convert", p, "--to", t, "-o", out(t), "--force"]
+             for t in ("json", "hlog", "csv", "trace", "parquet", "omb")] +
+            [["merge", "-o", out("merged.json"), "--force", p, other]])
+
+
+def c16_name(args) -> str:
+    if args[0] == "convert":
+        return "convert " + args[args.index("--to") + 1]
+    return " ".join(a for a in args[:3] if a.startswith("--") or a == args[0])
+
+
+def c16_files(d: str):
+    """Hostile blame sections through every reader."""
+    base_doc = json.load(open(R.path("fix", "run.json")))
+    base_doc.pop("integrity", None)
+    base_doc["blame"] = synth_blame(base_doc)
+    tag = base_doc["series"][0]["tag"]
+    n_iv = len(base_doc["series"][0]["intervals"])
+    base = os.path.join(d, "base.json")
+    json.dump(base_doc, open(base, "w"))
+    other = os.path.join(d, "other.json")  # another run: merge refuses one run twice
+    run(["timer", "--runtime", "2s", "-q", "-o", other], label="fixture: a second timer run")
+    if not base_doc["blame"]["slowest"]:
+        R.row(C16, "fixture: a synthetic blame section", "slow operations", "none", "FAIL")
+        return
+
+    def write(name, doc=None, raw=None):
+        p = os.path.join(d, name)
+        with open(p, "w") as f:
+            f.write(raw if raw is not None else json.dumps(doc))
+        return p
+
+    def through(case, p, needle=None, read_ok=None, left_out=False):
+        """NEEDLE: every reader exits 2 naming the file and NEEDLE. READ_OK(args, res) -> problem
+        or '': every reader reads it (omb refuses a timer run for being one, exit 2)."""
+        bad = []
+        for args in c16_readers(d, p, other):
+            r = run(args, label=f"{case}: {c16_name(args)}", bad_input=True)
+            what = c16_name(args)
+            if r.hung or r.rss_kb > RSS_LIMIT_KB:
+                bad.append(f"{what}: {'hang' if r.hung else f'{r.rss_kb // 1024} MB'}")
+            elif needle is not None:
+                if not (r.code == 2 and os.path.basename(p) in r.err and needle in r.err):
+                    bad.append(f"{what}: exit {exit_code_text(r.code)} {r.first_err(100)}")
+            else:
+                want = 2 if "omb" in args or (left_out and "trace" in args) else 0
+                problem = "" if r.code == want else f"exit {exit_code_text(r.code)} {r.first_err(100)}"
+                if not problem and read_ok:
+                    problem = read_ok(args, r)
+                if problem:
+                    bad.append(f"{what}: {problem}")
+        n = len(c16_readers(d, p, other))
+        expected = f"exit 2 naming the file and '{needle}'" if needle is not None else "read correctly"
+        if left_out:
+            expected = "read without blame, a warning naming the section on every reader (trace: exit 2 too)"
+        R.row(C16, case, expected, "; ".join(bad)[:600] if bad else f"all {n} readers as expected",
+              "FAIL" if bad else "PASS")
+
+    def mutated(name, fn):
+        doc = json.loads(json.dumps(base_doc))
+        fn(doc["blame"], doc)
+        return write(name, doc)
+
+    through("control: the synthetic blame section", base, read_ok=None)
+    big = (1 << 64) - 1
+
+    def s(fn):
+        return fn
+
+    cases = [
+        # (case, file name, mutation, needle)
+        ("kept 10^18", "kept", lambda b, _: b.update(kept=10 ** 18), "kept says"),
+        ("kept 2^64-1", "kept64", lambda b, _: b.update(kept=big), "kept says"),
+        ("kept 0 with operations", "kept0", lambda b, _: b.update(kept=0), "kept says"),
+        ("an interval's index 2^63", "idx63",
+         lambda b, _: b["series"][0]["intervals"][-1].update(index=1 << 63), "intervals["),
+        ("an interval's index 2^64-1", "idx64",
+         lambda b, _: b["series"][0]["intervals"][-1].update(index=big), "intervals["),
+        ("an interval's index one past the run", "idxpast",
+         lambda b, _: b["series"][0]["intervals"][-1].update(index=n_iv), "intervals["),
+        ("intervals out of order", "order",
+         lambda b, _: b["series"][0]["intervals"].reverse(), "out of order"),
+        ("an interval twice", "dup",
+         lambda b, _: b["series"][0]["intervals"].append(dict(b["series"][0]["intervals"][-1])), "out of order"),
+        ("series names a tag not in the run", "tag",
+         lambda b, _: b["series"][0].update(tag="nosuch"), "no series 'nosuch'"),
+        ("a slow operation of a series not in the run", "optag",
+         lambda b, _: b["slowest"][0].update(series="nosuch"), "no series 'nosuch'"),
+        ("4 culprits", "cul4",
+         lambda b, _: b["slowest"][0]["culprits"].extend([{"comm": "a", "pid": 1, "ns": 1}] * 2), "three culprits"),
+        ("a culprit's comm 1 MB", "comm",
+         lambda b, _: b["slowest"][0]["culprits"][0].update(comm="x" * (1 << 20)), "bytes long"),
+        ("a culprit's comm with a newline", "commnl",
+         lambda b, _: b["slowest"][0]["culprits"][0].update(comm="kworker\n0 0 0"), "control character"),
+        ("a cause key 100 KB long", "key",
+         lambda b, _: b["slowest"][0]["causes"].update({"irq." + "v" * 100_000: 1}), "bytes long"),
+        ("a cause key with control characters", "keyctl",
+         lambda b, _: b["slowest"][0]["causes"].update({"irq.eth0\x1b[2J\r": 1}), "control character"),
+        ("a cause key not a cause, with an escape sequence", "keyesc",
+         lambda b, _: b["slowest"][0]["causes"].update({"\x1b]0;pwned\x07gremlins": 1}), "control character"),
+        ("a cause key not a cause, 100 KB long", "keylong",
+         lambda b, _: b["slowest"][0]["causes"].update({"g" * 100_000: 1}), "bytes long"),
+        ("causes summing past the latency", "over",
+         lambda b, _: b["slowest"][0]["causes"].update(run_queue=b["slowest"][0]["latency_ns"] + 1),
+         "more than the latency"),
+        ("an interval's causes summing past its latency", "ivover",
+         lambda b, _: b["series"][0]["intervals"][0]["causes"].update(unexplained=b["series"][0]["intervals"][0]["latency_ns"]),
+         "more than the latency"),
+        ("causes summing past u64 (latency 2^64-1)", "wrap",
+         lambda b, _: b["slowest"][0].update(latency_ns=big, causes={"run_queue": big, "irq.x": big}), "more than 2^64"),
+        ("an interval's causes summing past u64", "ivwrap",
+         lambda b, _: b["series"][0]["intervals"][0].update(latency_ns=big, causes={"run_queue": big, "steal": 2}),
+         "more than 2^64"),
+        ("a lost key with a control character", "lost",
+         lambda b, _: b.update(lost={"ring\x1b[31m": 1}), "control character"),
+        ("steal_resolution 1 MB", "steal", lambda b, _: b.update(steal_resolution="s" * (1 << 20)), "bytes long"),
+        ("slowest not slowest first", "unsorted", lambda b, _: b["slowest"].reverse(), "slowest first"),
+        ("a slow operation's latency_ns 2^64-1 (its causes fit)", "lat64",
+         lambda b, _: b["slowest"][0].update(latency_ns=big), "above the max of series"),
+        ("a slow operation above its series' max by 1 ns", "latmax",
+         lambda b, _: b["slowest"][0].update(latency_ns=b["slowest"][0]["latency_ns"] + 1), "above the max of series"),
+        ("an interval's slow count 10^18", "slow18",
+         lambda b, _: b["series"][0]["intervals"][0].update(slow=10 ** 18), "slow operations, more than the"),
+        ("an interval's latency 10^18 for 1 slow operation", "ivlat",
+         lambda b, _: b["series"][0]["intervals"][0].update(latency_ns=10 ** 18), "at the series' max"),
+        ("a slow operation starting at 2^64-1 ns", "start64",
+         lambda b, _: b["slowest"][0].update(start_ns=big), "after the run's last interval"),
+        ("a culprit's time 2^64-1", "culns",
+         lambda b, _: b["slowest"][0]["culprits"][0].update(ns=big), None),
+        ("lost counts 2^64-1 twice (their sum wraps)", "lostbig",
+         lambda b, _: b.update(lost={"culprit_ring": big, "threads": big}), None),
+    ]
+    for case, name, fn, needle in cases:
+        through(case, mutated(f"b-{name}.json", fn), needle)
+
+    # sections that do not parse: left out, with a warning on every reader
+    def warned(args, r):
+        return "" if "its blame section cannot be read" in r.err else "no warning that the section was left out"
+    for case, name, fn in (
+        ("kept negative", "neg", lambda b, _: b.update(kept=-1)),
+        ("latency_ns a float", "float", lambda b, _: b["slowest"][0].update(latency_ns=1.5)),
+        ("kept a string", "str", lambda b, _: b.update(kept="100")),
+        ("a cause's ns a string", "causestr", lambda b, _: b["slowest"][0]["causes"].update(run_queue="1ms")),
+        ("an empty section {}", "empty", lambda b, doc: doc.update(blame={})),
+        ("a section that is an array", "array", lambda b, doc: doc.update(blame=[base_doc["blame"]])),
+        ("a section that is a string", "string", lambda b, doc: doc.update(blame="yes")),
+        ("threshold of an unknown rule", "rule", lambda b, _: b.update(threshold={"rule": "p999"})),
+    ):
+        through(f"does not parse: {case}", mutated(f"p-{name}.json", fn), read_ok=warned, left_out=True)
+
+    # big lists: refused without being held (256 MB)
+    head = json.loads(json.dumps(base_doc))
+    op = json.dumps({"series": tag, "thread": 0, "tid": 1, "cpu": 0, "start_ns": 1, "latency_ns": 1, "causes": {}})
+    for case, kept in (("slowest with 10^6 entries, kept 100000", 100_000), ("slowest with 10^6 entries, kept 10^6", 10 ** 6)):
+        head["blame"]["slowest"], head["blame"]["kept"] = ["@@OPS@@"], kept
+        raw = json.dumps(head).replace('"@@OPS@@"', ",".join([op] * 1_000_000))
+        through(case, write(f"big-{kept}.json", raw=raw), "slowest holds more than 100000")
+    head = json.loads(json.dumps(base_doc))
+    head["blame"]["series"][0]["intervals"] = ["@@IVS@@"]
+    iv = json.dumps({"index": 0, "slow": 0, "latency_ns": 0, "causes": {}})
+    through("10^6 intervals, all index 0", write("big-ivs.json", raw=json.dumps(head).replace('"@@IVS@@"', ",".join([iv] * 1_000_000))),
+            "out of order")
+    # a legitimate --blame-keep 100000 run (42 MB): what each reader takes
+    big_doc = json.loads(json.dumps(base_doc))
+    top = base_doc["blame"]["slowest"][0]["latency_ns"]
+    ops = []
+    for k in range(100_000):
+        lat = top - k * (top // 200_000)
+        c = {"run_queue": lat // 2, "idle_exit.haltpoll idle": lat // 5, "softirq.NET_RX": lat // 10,
+             "irq.virtio0-requests": lat // 20, "running": lat // 50}
+        c["unexplained"] = lat - sum(c.values())
+        ops.append({"series": tag, "thread": k % 4, "tid": 4200 + k % 4, "cpu": k % 2,
+                    "start_ns": (k * 29989) % (n_iv * base_doc["interval_ns"] - 10_000_000), "latency_ns": lat,
+                    "causes": c, "culprits": [{"comm": "stress-ng", "pid": 4242, "ns": lat // 3},
+                                              {"comm": "python3", "pid": 77, "ns": lat // 6}],
+                    "page_faults": 1, "requests": 0})
+    big_doc["blame"].update(slowest=ops, kept=100_000)
+    keep = write("keep100k.json", big_doc)
+    figures, bad = [], []
+    for args in c16_readers(d, keep, other):
+        r = run(args, label=f"keep 100000: {c16_name(args)}", timeout=120)
+        figures.append(f"{c16_name(args)} {r.rss_kb // 1024} MB {r.secs:.1f} s")
+        if r.code != (2 if "omb" in args else 0):
+            bad.append(f"{c16_name(args)}: exit {exit_code_text(r.code)} {r.first_err(80)}")
+    R.row(C16, f"a legitimate --blame-keep 100000 run ({os.path.getsize(keep) >> 20} MB) through every reader",
+          "read; peak memory shown", ("; ".join(bad) + " | " if bad else "") + ", ".join(figures),
+          "FAIL" if bad else "INFO")
+    head = json.loads(json.dumps(base_doc))
+    head["blame"]["slowest"][0]["causes"] = {f"irq.n{i}": 0 for i in range(1_000_000)}
+    through("a vector of 10^6 IRQ keys", write("big-keys.json", head), "more than 4096")
+    return base_doc, base, other, through, mutated, write
+
+
+
+def blame_prog_ids() -> set[int] | None:
+    """The ids of the loaded BPF programs named blame_* (None: no bpftool)."""
+    try:
+        out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True, timeout=10).stdout
+        return {p["id"] for p in json.loads(out or "[]") if str(p.get("name", "")).startswith("blame_")}
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def gone_within(ids: set[int], limit: float = 2.0) -> float | None:
+    """Seconds until none of IDS is loaded (None: still loaded after LIMIT)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        now = blame_prog_ids() or set()
+        if not ids & now:
+            return time.monotonic() - t0
+        time.sleep(0.02)
+    return None
+
+
+def c16_run_ok(case, args, checks, d, label=None):
+    """Runs a measuring command that must succeed and CHECKS(doc) -> problem or ''."""
+    r = run(args, label=label or case, timeout=60)
+    out = args[args.index("-o") + 1]
+    problem = f"exit {exit_code_text(r.code)}: {r.first_err(120)}" if r.code != 0 else ""
+    doc = None
+    if not problem:
+        doc = json.load(open(out))
+        problem = checks(doc)
+    R.row(C16, case, "exit 0 and " + checks.__doc__ if checks.__doc__ else "exit 0", problem or
+          f"exit 0 ({r.secs:.1f} s)", "FAIL" if problem else "PASS")
+    return doc
+
+
+def has_blame(doc) -> str:
+    """a blame section with slow operations of a probe series"""
+    b = doc.get("blame")
+    if not isinstance(b, dict):
+        return "no blame section"
+    if not b.get("slowest"):
+        return "blame section without slow operations"
+    return ""
+
+
+def c16_kernel(d):
+    """Careless flags, privilege, environment, signals, a failing probe thread, merge."""
+    if not IS_ROOT:
+        R.row(C16, "kernel cases", "root", "not root: skipped", "SKIP")
+        return
+    o = lambda n: ["-q", "-o", os.path.join(d, n), "--force"]  # noqa: E731
+    dfile = os.path.join(d, "disk.dat")
+    disk = ["disk", "--file", dfile, "--size", "64m", "--runtime", "3s"]
+
+    def refused(case, args, needle, code=2, **kw):
+        r = run(args, label=case, bad_input=True, **kw)
+        ok = r.code == code and needle in r.err and not r.hung
+        R.row(C16, case, f"exit {code}: '{needle}'", f"exit {exit_code_text(r.code)}: {r.first_err(140)} "
+              f"({r.secs:.1f} s)", "PASS" if ok else "FAIL")
+        return r
+
+    t = ["timer", "--runtime", "1s"]
+    refused("--blame-above without --kernel blame", t + ["--blame-above", "1ms"] + o("x.json"), "add --kernel blame")
+    refused("--blame-keep without --kernel blame", t + ["--blame-keep", "5"] + o("x.json"), "add --kernel blame")
+    refused("--blame-keep 100 (its default) without --kernel blame", t + ["--blame-keep", "100"] + o("x.json"),
+            "add --kernel blame")
+    refused("--blame-keep 0", t + ["--kernel", "blame", "--blame-keep", "0"] + o("x.json"), "1..=100000")
+    refused("--blame-keep 100001", t + ["--kernel", "blame", "--blame-keep", "100001"] + o("x.json"), "1..=100000")
+    refused("--blame-above -1ms", t + ["--kernel", "blame", "--blame-above", "-1ms"] + o("x.json"), "negative")
+    refused("--blame-above 0 (no unit)", t + ["--kernel", "blame", "--blame-above", "0"] + o("x.json"), "no unit")
+    c16_run_ok("--blame-above 0ns: every operation is slow", t + ["--kernel", "blame", "--blame-above", "0ns"] + o("a0.json"),
+               has_blame, d)
+    refused("cauda kernel --kernel blame", ["kernel", "--kernel", "blame", "--runtime", "1s"] + o("x.json"),
+            "cauda kernel has none")
+    port = free_port()
+    r = refused("broker --kernel blame (no broker listening)", ["broker", "--bootstrap", f"127.0.0.1:{port}",
+                "--kernel", "blame", "--runtime", "1s"] + o("x.json"), "not yet")
+    if r.code == 2 and ("connect" in r.err.lower() or "refused" in r.err.lower()):
+        R.row(C16, "  ...refused before connecting", "no connect attempt", r.first_err(120), "FAIL")
+    refused("disk --iodepth 4 --kernel blame", disk + ["--iodepth", "4", "--kernel", "blame"] + o("x.json"),
+            "--iodepth 1")
+    refused("timer --threads 300 --kernel blame", ["timer", "--threads", "300", "--kernel", "blame", "--runtime", "1s"]
+            + o("x.json"), "at most 256 probe threads")
+
+    def three(doc):
+        """blame, block and runq series all filled"""
+        tags = {s["tag"]: sum(iv["count"] for iv in s["intervals"]) for s in doc["series"]}
+        empty = [t for t in ("block.device:read", "runq") if not tags.get(t)]
+        return has_blame(doc) or (f"empty or missing: {empty} of {sorted(tags)}" if empty else "")
+    c16_run_ok("disk --kernel blame,block,runq (one run)", disk + ["--kernel", "blame,block,runq"] + o("dk.json"), three, d)
+    c16_run_ok("timer --kernel blame --kernel blame", ["timer", "--runtime", "2s", "--kernel", "blame", "--kernel", "blame"]
+               + o("twice.json"), has_blame, d)
+
+    # real runs through every reader: the reader's checks hold for what cauda writes
+    reals = []
+    for name, args in (("timer", ["timer", "--runtime", "3s"]), ("hiccup", ["hiccup", "--runtime", "3s"]),
+                       ("disk", disk), ("timer 4 threads, 1 ms above", ["timer", "--threads", "4", "--runtime", "3s",
+                                                                       "--blame-above", "1ms"])):
+        p = os.path.join(d, f"real-{len(reals)}.json")
+        doc = c16_run_ok(f"real {name} run --kernel blame", args + ["--kernel", "blame"] + o(os.path.basename(p)),
+                         has_blame, d)
+        if doc is not None:
+            reals.append((name, p))
+    port = free_port()
+    srv = Direct(["serve", "--listen", f"127.0.0.1:{port}", "-q"])
+    time.sleep(0.3)
+    p = os.path.join(d, f"real-{len(reals)}.json")
+    if c16_run_ok("real net run --kernel blame", ["net", "--connect", f"127.0.0.1:{port}", "--rate", "2000/s",
+                  "--runtime", "3s", "--kernel", "blame"] + o(os.path.basename(p)), has_blame, d) is not None:
+        reals.append(("net", p))
+    os.kill(srv.p.pid, signal.SIGTERM)
+    srv.wait()
+    for name, p in reals:
+        bad = []
+        for args in c16_readers(d, p, p if name == "net" else R.path("fix", "run.json")):
+            if args[0] == "merge" and name == "net":
+                args = ["merge", "-o", os.path.join(d, "out.merged.json"), "--force", p]
+            r = run(args, label=f"real {name}: {c16_name(args)}")
+            want = 2 if "omb" in args else 0
+            if r.code != want or "cannot be read" in r.err:
+                bad.append(f"{c16_name(args)}: exit {exit_code_text(r.code)} {r.first_err(100)}")
+        R.row(C16, f"the real {name} run through every reader", "read (omb: exit 2, not a broker run)",
+              "; ".join(bad)[:500] or "all 11 readers as expected", "FAIL" if bad else "PASS")
+
+    # merge of two runs with blame
+    if len(reals) >= 2:
+        m = os.path.join(d, "merged.json")
+        r = run(["merge", "-o", m, "--force", reals[0][1], os.path.join(d, "twice.json")], label="merge two blame runs")
+        ok = r.code == 0 and "keeps no blame section" in r.err and "blame" not in json.load(open(m))
+        R.row(C16, "merge of two runs with blame", "exit 0, no blame section, a warning saying so",
+              f"exit {r.code}: {r.first_err(160)}", "PASS" if ok else "FAIL")
+
+    # privilege and environment
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    os.chmod(d, 0o777)
+    p = subprocess.run(nobody + [R.bin] + t + ["--kernel", "blame"] + o("nb.json"), capture_output=True, text=True,
+                       timeout=HANG_S)
+    note_panic("blame as nobody", p.returncode, p.stderr)
+    R.row(C16, "--kernel blame as nobody (setpriv 65534)", "exit 2: 'CAP_BPF and CAP_PERFMON'",
+          f"exit {p.returncode}: {p.stderr.strip()[:140]}",
+          "PASS" if p.returncode == 2 and "CAP_BPF and CAP_PERFMON" in p.stderr else "FAIL")
+    refused("--kernel blame in a PID namespace", t + ["--kernel", "blame"] + o("ns.json"), "PID namespace",
+            prefix=["unshare", "--pid", "--fork", "--mount-proc"])
+    r = refused("  (--kernel block there, for comparison)", t + ["--kernel", "block"] + o("ns.json"), "PID namespace",
+                prefix=["unshare", "--pid", "--fork", "--mount-proc"])
+    nt = os.path.join(d, "notrace.json")
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                        f"umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; "
+                        f"! grep -q tracefs /proc/self/mounts && exec {shq([R.bin, 'timer', '--runtime', '2s', '--kernel', 'blame', '-q', '-o', nt, '--force'])}"],
+                       capture_output=True, text=True, timeout=60)
+    note_panic("blame without tracefs", p.returncode, p.stderr)
+    prob = f"exit {p.returncode}: {p.stderr.strip()[:120]}" if p.returncode else has_blame(json.load(open(nt)))
+    R.row(C16, "--kernel blame without tracefs mounted", "exit 0 with blame (tp_btf needs no tracefs)",
+          prob or "exit 0, blame kept", "FAIL" if prob else "PASS")
+
+    # signals and lifetimes
+    if blame_prog_ids() is None:
+        R.row(C16, "signals", "bpftool", "no bpftool: skipped", "SKIP")
+        return
+    for sig, want in ((signal.SIGINT, 130), (signal.SIGKILL, -9)):
+        out = os.path.join(d, f"sig{int(sig)}.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        before = blame_prog_ids()
+        x = Direct(["timer", "--runtime", "20s", "--kernel", "blame", "-q", "-o", out], label=f"blame, {sig.name}")
+        ours = set()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 5 and len(ours) < 11:
+            ours = (blame_prog_ids() or set()) - before
+            time.sleep(0.05)
+        time.sleep(1.5)
+        x.signal_and_time(sig)
+        code = x.wait()
+        gone = gone_within(ours)
+        problems = []
+        if code != want:
+            problems.append(f"exit {exit_code_text(code)}")
+        if len(ours) != 11:
+            problems.append(f"{len(ours)} blame programs seen loaded (11 expected)")
+        if gone is None:
+            problems.append(f"{len(ours & (blame_prog_ids() or set()))} blame programs still loaded after 2 s")
+        if sig == signal.SIGINT:
+            try:
+                problems.append(has_blame(json.load(open(out))))
+            except (OSError, ValueError) as e:
+                problems.append(f"no run file ({e.__class__.__name__})")
+        problems = [p for p in problems if p]
+        R.row(C16, f"{sig.name} mid-run with blame", f"exit {want}" + (", saved with blame" if want > 0 else "") +
+              ", its programs unloaded", "; ".join(problems) or
+              f"exit {exit_code_text(code)}, {len(ours)} programs gone {gone:.2f} s after", "FAIL" if problems else "PASS")
+    # a probe thread that fails: the server killed mid-run
+    port = free_port()
+    srv = Direct(["serve", "--listen", f"127.0.0.1:{port}", "-q"])
+    time.sleep(0.3)
+    out = os.path.join(d, "netfail.json")
+    before = blame_prog_ids()
+    x = Direct(["net", "--connect", f"127.0.0.1:{port}", "--rate", "2000/s", "--runtime", "15s", "--kernel", "blame",
+                "-q", "-o", out], label="net, server killed")
+    time.sleep(2.5)
+    ours = (blame_prog_ids() or set()) - before
+    srv.p.kill()
+    srv.wait()
+    code = x.wait()
+    gone = gone_within(ours)
+    problems = [f"exit {exit_code_text(code)}" if code != 1 else "",
+                "" if gone is not None else "programs still loaded after 2 s",
+                f"{len(ours)} programs seen" if len(ours) != 11 else ""]
+    try:
+        problems.append(has_blame(json.load(open(out))))
+    except (OSError, ValueError) as e:
+        problems.append(f"no run file ({e.__class__.__name__})")
+    problems = [p for p in problems if p]
+    R.row(C16, "net --kernel blame, its server killed mid-run", "exit 1, saved with blame, programs unloaded",
+          "; ".join(problems) or f"exit 1 ({x.err.strip().splitlines()[-1][:80] if x.err.strip() else ''}), "
+          f"programs gone {gone:.2f} s after", "FAIL" if problems else "PASS")
+
+
+def class16():
+    print(f"\n== {C16}")
+    d = R.path("c16")
+    os.makedirs(d, exist_ok=True)
+    c16_files(d)
+    c16_kernel(d)
+
+
 def print_tables():
     print("\n\n================ issue 20 review: results ================")
     for cls in R.order:
@@ -2365,7 +2821,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -2382,7 +2838,7 @@ def main():
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
                       (10, class10), (11, class11), (12, class12), (13, class13), (14, class14),
-                      (15, class15)):
+                      (15, class15), (16, class16)):
             if n in ran:
                 try:
                     fn()

@@ -28,9 +28,19 @@ fn runs(dir: &Path, slow: u64) -> (PathBuf, PathBuf, Vec<Value>) {
     let plain = dir.join("plain.json");
     let mut run = common::timer_run(&plain, &["--runtime", "2s", "--interval-length", "500ms"]);
     let tag = run["series"][0]["tag"].as_str().unwrap().to_string();
+    // Slow wake-ups are wake-ups of the run: none above its max (the
+    // reader refuses a blame section slower than its series).
+    let max = run["series"][0]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| iv["max"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let step = max / (slow + 1);
     let mut ops: Vec<Value> = (0..slow)
         .map(|k| {
-            let latency: u64 = 300_000 + k * 97_001;
+            let latency: u64 = max - k * step;
             let idle = latency / 10 + 7;
             let softirq = latency / 20 + 3;
             let run_queue = latency * 6 / 10 + 1;

@@ -74,10 +74,9 @@ pub struct RunOutputArgs {
     #[arg(long, value_name = "DURATION", value_parser = super::parse::duration)]
     pub blame_above: Option<u64>,
     /// With --kernel blame: how many of the run's slowest operations keep
-    /// their whole blame vector in the run file.
-    #[arg(long, value_name = "N", default_value_t = 100,
-          value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    pub blame_keep: u64,
+    /// their whole blame vector in the run file [default: 100].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub blame_keep: Option<u64>,
     /// Do not sample host counters (PSI, vmstat, …) each interval; for
     /// measuring the sampling's own cost.
     #[arg(long, hide = true)]
@@ -195,7 +194,7 @@ impl RunOutputArgs {
         kernel.sort();
         kernel.dedup();
         let blame = kernel.contains(&crate::model::kernel::KernelSource::Blame);
-        if !blame && (self.blame_above.is_some() || self.blame_keep != 100) {
+        if !blame && (self.blame_above.is_some() || self.blame_keep.is_some()) {
             return Err(input_error(
                 "--blame-above and --blame-keep choose what --kernel blame keeps: add --kernel blame",
             ));
@@ -209,7 +208,7 @@ impl RunOutputArgs {
             metrics: self.metrics_listen,
             kernel,
             blame_above_ns: self.blame_above,
-            blame_keep: self.blame_keep as usize,
+            blame_keep: self.blame_keep.unwrap_or(100) as usize,
             host_counters: !self.no_host_counters,
             self_heartbeat: !self.no_self_thread,
         })

@@ -145,6 +145,7 @@ pub struct BlameReport {
     /// Per series, the slow operations' totals by interval.
     pub series: Vec<SeriesBlame>,
     /// The run's slowest operations (at most `kept`), slowest first.
+    #[serde(deserialize_with = "at_most_the_limit")]
     pub slowest: Vec<SlowOperation>,
     /// How many of the slowest are kept.
     pub kept: u64,
@@ -166,14 +167,49 @@ pub struct BlameReport {
 /// At most this many slowest operations in a file.
 pub const SLOWEST_LIMIT: u64 = 100_000;
 
+/// The slowest operations, read only up to one past [`SLOWEST_LIMIT`] (the
+/// rest skipped, not kept), so that [`BlameReport::check`] refuses a list
+/// past the limit without holding it: a million of them took 1.3 GB.
+fn at_most_the_limit<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<SlowOperation>, D::Error> {
+    struct Bounded;
+    impl<'de> serde::de::Visitor<'de> for Bounded {
+        type Value = Vec<SlowOperation>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of slow operations")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut ops = Vec::new();
+            while (ops.len() as u64) <= SLOWEST_LIMIT {
+                match seq.next_element()? {
+                    Some(op) => ops.push(op),
+                    None => return Ok(ops),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(ops)
+        }
+    }
+    d.deserialize_seq(Bounded)
+}
+
 impl BlameReport {
     /// What cauda writes always holds, checked against the run's series
     /// tags and intervals; the first field that does not, named.
     pub fn check(&self, tags: &[&str], intervals: usize) -> Result<(), String> {
         if self.kept > SLOWEST_LIMIT || self.slowest.len() as u64 > self.kept {
+            let held = match self.slowest.len() as u64 {
+                n if n > SLOWEST_LIMIT => format!("more than {SLOWEST_LIMIT}"),
+                n => n.to_string(),
+            };
             return Err(format!(
-                "slowest holds {} operations, kept says {} (at most {SLOWEST_LIMIT})",
-                self.slowest.len(),
+                "slowest holds {held} operations, kept says {} (at most {SLOWEST_LIMIT})",
                 self.kept
             ));
         }
@@ -199,6 +235,17 @@ impl BlameReport {
         }
         for (i, op) in self.slowest.iter().enumerate() {
             let at = format!("slowest[{i}]");
+            if let Some(before) = i.checked_sub(1).map(|b| &self.slowest[b])
+                && before.latency_ns < op.latency_ns
+            {
+                return Err(format!(
+                    "{at}: latency {} ns after slowest[{}]'s {} ns; the slowest are kept \
+                     slowest first",
+                    op.latency_ns,
+                    i - 1,
+                    before.latency_ns
+                ));
+            }
             if !tags.contains(&op.series.as_str()) {
                 return Err(format!("{at}: no series '{}' in the run", op.series));
             }
@@ -217,20 +264,34 @@ impl BlameReport {
     }
 }
 
+/// The most keys a vector holds: cauda writes the 12 causes, 10 softirq
+/// kinds, 8 idle states and 4 IRQs per probe thread (256 threads) at most;
+/// a million keys made a report of 300 MB.
+pub const VECTOR_KEYS: usize = 4096;
+
 /// A vector's keys are causes (with a detail) and its time is at most the
 /// latency it explains.
 fn check_vector(at: &str, causes: &BTreeMap<String, u64>, latency_ns: u64) -> Result<(), String> {
+    if causes.len() > VECTOR_KEYS {
+        return Err(format!(
+            "{at}: {} causes and details, more than {VECTOR_KEYS}",
+            causes.len()
+        ));
+    }
     let mut total: u64 = 0;
     for (key, &ns) in causes {
+        // The name first: a key is quoted in the errors below.
+        check_name(&format!("{at}'s cause"), key)?;
         if !CAUSES.contains(&cause_of(key)) {
             return Err(format!(
                 "{at}: '{key}' is not a cause ({})",
                 CAUSES.join(", ")
             ));
         }
-        check_name(&format!("{at}'s cause"), key)?;
         if cause_of(key) != "page_fault" {
-            total = total.saturating_add(ns);
+            total = total.checked_add(ns).ok_or_else(|| {
+                format!("{at}: causes add up to more than 2^64 ns, more than any latency")
+            })?;
         }
     }
     if total > latency_ns {
@@ -299,6 +360,79 @@ mod tests {
                 .check(&["rtt"], 1)
                 .unwrap_err()
                 .contains("wakeup")
+        );
+    }
+
+    /// Review class 16: keys are checked as names before they are quoted,
+    /// a sum past 2^64 is not saturated into a fit, and the slowest are in
+    /// order.
+    #[test]
+    fn hostile_vectors_and_orders_are_named() {
+        let escape = report(vec![op(&[("\u{1b}]0;pwned\u{7}x", 1)], 100)]);
+        let err = escape.check(&["wakeup"], 1).unwrap_err();
+        assert!(
+            err.contains("control character") && !err.contains('\u{1b}'),
+            "{err}"
+        );
+        let long = report(vec![op(&[(&"g".repeat(100_000), 1)], 100)]);
+        let err = long.check(&["wakeup"], 1).unwrap_err();
+        assert!(err.contains("bytes long") && err.len() < 400, "{err}");
+        let wraps = report(vec![op(
+            &[("run_queue", u64::MAX), ("irq.x", u64::MAX)],
+            u64::MAX,
+        )]);
+        assert!(
+            wraps
+                .check(&["wakeup"], 1)
+                .unwrap_err()
+                .contains("more than 2^64"),
+            "{:?}",
+            wraps.check(&["wakeup"], 1)
+        );
+        let unsorted = report(vec![op(&[], 100), op(&[], 200)]);
+        assert!(
+            unsorted
+                .check(&["wakeup"], 1)
+                .unwrap_err()
+                .contains("slowest[1]: latency 200 ns")
+        );
+        assert!(
+            report(vec![op(&[], 200), op(&[], 200), op(&[], 100)])
+                .check(&["wakeup"], 1)
+                .is_ok()
+        );
+        let keys: Vec<(String, u64)> = (0..=VECTOR_KEYS)
+            .map(|i| (format!("irq.n{i}"), 0))
+            .collect();
+        let keys: Vec<(&str, u64)> = keys.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let err = report(vec![op(&keys, 1)])
+            .check(&["wakeup"], 1)
+            .unwrap_err();
+        assert!(err.contains("more than 4096"), "{err}");
+        assert!(
+            report(vec![op(&keys[1..], 1)])
+                .check(&["wakeup"], 1)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn past_the_limit_the_slowest_are_refused_without_being_held() {
+        let one = serde_json::to_string(&op(&[], 1)).unwrap();
+        let doc = |n: usize| {
+            format!(
+                r#"{{"threshold":{{"rule":"previous_p99"}},"series":[],"kept":100000,"slowest":[{}]}}"#,
+                vec![one.as_str(); n].join(",")
+            )
+        };
+        let at_limit: BlameReport = serde_json::from_str(&doc(SLOWEST_LIMIT as usize)).unwrap();
+        assert!(at_limit.check(&["wakeup"], 1).is_ok());
+        let past: BlameReport = serde_json::from_str(&doc(SLOWEST_LIMIT as usize + 7)).unwrap();
+        assert_eq!(past.slowest.len() as u64, SLOWEST_LIMIT + 1);
+        let err = past.check(&["wakeup"], 1).unwrap_err();
+        assert!(
+            err.starts_with("slowest holds more than 100000 operations"),
+            "{err}"
         );
     }
 

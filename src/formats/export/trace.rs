@@ -87,18 +87,51 @@ pub fn to_trace(inputs: &[Loaded]) -> Result<Vec<u8>> {
     events.extend(cpus.names(ops, CPUS_PID, &mut next_tid, |cpu, lane, _| {
         lane_name(format!("cpu {cpu}"), lane)
     }));
+    // Each operation's events are written as they are made: held as JSON
+    // trees until the end, 100,000 operations took 6 GB.
+    let mut out = Events::default();
+    for event in &events {
+        out.put(event)?;
+    }
     for (rank, op) in blame.slowest.iter().enumerate() {
         let tid = threads.tid_of(rank);
-        events.push(operation(op, rank, tid));
-        events.extend(causes(op, tid));
-        events.push(on_cpu(op, rank, cpus.tid_of(rank)));
+        out.put(&operation(op, rank, tid))?;
+        for event in causes(op, tid) {
+            out.put(&event)?;
+        }
+        out.put(&on_cpu(op, rank, cpus.tid_of(rank)))?;
     }
-    let document = json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-        "metadata": metadata(source, run, blame),
-    });
-    Ok(serde_json::to_vec(&document)?)
+    let mut bytes = out.bytes;
+    bytes.extend_from_slice(b"],\"displayTimeUnit\":\"ns\",\"metadata\":");
+    serde_json::to_writer(&mut bytes, &metadata(source, run, blame))?;
+    bytes.push(b'}');
+    Ok(bytes)
+}
+
+/// The document as it is written: its opening and the events so far.
+struct Events {
+    bytes: Vec<u8>,
+    first: bool,
+}
+
+impl Default for Events {
+    fn default() -> Events {
+        Events {
+            bytes: b"{\"traceEvents\":[".to_vec(),
+            first: true,
+        }
+    }
+}
+
+impl Events {
+    /// Appends one event to `traceEvents`.
+    fn put(&mut self, event: &Value) -> Result<()> {
+        if !std::mem::take(&mut self.first) {
+            self.bytes.push(b',');
+        }
+        serde_json::to_writer(&mut self.bytes, event)?;
+        Ok(())
+    }
 }
 
 /// The one input, its run file and its blame section; anything else is

@@ -32,6 +32,7 @@ pub mod open;
 pub mod options;
 pub mod reader;
 pub mod runfile;
+mod runfile_blame;
 pub mod sockperf;
 
 use std::io::BufRead;

@@ -31,7 +31,7 @@ pub(super) fn import(source: &str, input: Input, _: &ReadOptions) -> Result<Impo
     Ok(Imported {
         series,
         run: Some(run),
-        warnings: changed.into_iter().collect(),
+        warnings: changed,
     })
 }
 
@@ -92,8 +92,9 @@ fn other_schema(source: &str, schema: Option<&str>) -> String {
 }
 
 /// Parses a run file; `source` names it in errors, with line and column.
-/// Also returns a warning when it was changed since cauda wrote it.
-pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
+/// Also returns warnings: a blame section left out since it does not
+/// parse, a file changed since cauda wrote it.
+pub fn parse(source: &str, text: &str) -> Result<(RunFile, Vec<Warning>)> {
     let located = |e: &serde_json::Error| format!("{source}:{}:{}", e.line(), e.column());
     // The whole file is parsed once; only a file that is not a run file
     // of this schema is read again, for its schema, to say what it is.
@@ -158,18 +159,15 @@ pub fn parse(source: &str, text: &str) -> Result<(RunFile, Option<Warning>)> {
                 ))
             })?;
     }
-    if let Some(blame) = &run.blame {
-        let tags: Vec<&str> = run.series.iter().map(|s| s.tag.as_str()).collect();
-        let intervals = run.series.iter().map(|s| s.intervals.len()).max();
-        blame.check(&tags, intervals.unwrap_or(0)).map_err(|why| {
-            input_error(format!(
-                "{source}: blame: {why}; the file is damaged or was edited — re-export it from \
-                 the original"
-            ))
-        })?;
-    }
+    super::runfile_blame::check(&run).map_err(|why| {
+        input_error(format!(
+            "{source}: blame: {why}; the file is damaged or was edited — re-export it from the \
+             original"
+        ))
+    })?;
+    let left_out = super::runfile_blame::left_out(source, text, &run);
     let changed = changed_since_written(source, text, &mut run)?;
-    Ok((run, changed))
+    Ok((run, left_out.into_iter().chain(changed).collect()))
 }
 
 /// Each interval's statistics agree with each other, and the intervals
@@ -226,7 +224,7 @@ mod tests {
         let run = crate::formats::export::json::run_around(&[], Vec::new()).unwrap();
         let text =
             String::from_utf8(crate::formats::export::runfile::to_bytes(&run).unwrap()).unwrap();
-        assert!(super::parse("ok.json", &text).unwrap().1.is_none());
+        assert!(super::parse("ok.json", &text).unwrap().1.is_empty());
         let err = |text: &str| super::parse("x.json", text).unwrap_err().to_string();
         let newer = text.replace("\"cauda.run/1\"", "\"cauda.run/2\"");
         assert!(err(&newer).contains("upgrade cauda"), "{}", err(&newer));

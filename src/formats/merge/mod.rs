@@ -27,7 +27,7 @@ use anyhow::Result;
 use crate::analyze::quantile::Percentile;
 use crate::analyze::summary::summarize;
 use crate::formats::export::json::run_with_summary;
-use crate::model::{Loaded, RunFile, Series, SeriesSummary};
+use crate::model::{Loaded, RunFile, Series, SeriesSummary, Warning};
 use grid::Grid;
 use group::merge_group;
 use name::stem;
@@ -69,7 +69,28 @@ pub fn merge(inputs: &[Loaded], tag_by: TagBy) -> Result<RunFile> {
         run.start_time = earliest.start_time.clone();
     }
     run.warnings = grid.warnings(inputs, run.interval_ns);
+    run.warnings.extend(blame_left_out(inputs));
     Ok(run)
+}
+
+/// A merged run keeps no blame section (`--kernel blame`): an input's
+/// slow operations were judged against its own series and kept per its
+/// own threads, which no longer exist apart. Said, not dropped silently.
+fn blame_left_out(inputs: &[Loaded]) -> Option<Warning> {
+    let with: Vec<&str> = inputs
+        .iter()
+        .filter(|i| i.run.as_ref().is_some_and(|r| r.blame.is_some()))
+        .map(|i| i.source.as_str())
+        .collect();
+    (!with.is_empty()).then(|| Warning {
+        message: format!(
+            "{} measured with --kernel blame; the merged run keeps no blame section (each \
+             run's slow operations were judged and kept on its own series and threads)",
+            with.join(", ")
+        ),
+        advice: "for why each tail, analyze, report or convert --to trace the inputs themselves"
+            .into(),
+    })
 }
 
 /// The inputs' series by merged tag, tags in order of first appearance.
