@@ -287,8 +287,32 @@ fn udp_flood(cpu: usize, seconds: u64) -> Child {
         .unwrap()
 }
 
+/// `cauda serve` on CPU 0 under SCHED_FIFO 20, killed when dropped.
+struct Server(Child);
+
+impl Server {
+    fn start(port: u16) -> Server {
+        // chrt and taskset before it starts: every thread it makes inherits them.
+        let child = StdCommand::new("taskset")
+            .args(["-c", "0", "chrt", "-f", "20"])
+            .arg(env!("CARGO_BIN_EXE_cauda"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "-q"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Server(child)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
-fn a_udp_flood_steered_onto_the_timers_cpu_is_blamed_on_net_rx() {
+fn a_udp_flood_steered_onto_the_clients_cpu_is_blamed_on_net_rx() {
     let Some(_alone) = bpf_ready() else {
         return;
     };
@@ -296,31 +320,49 @@ fn a_udp_flood_steered_onto_the_timers_cpu_is_blamed_on_net_rx() {
         eprintln!("skipped: cannot steer loopback's receive processing ({RPS})");
         return;
     };
+    // The client and the server under SCHED_FIFO, so the flood's sender
+    // (on CPU 0) delays neither; loopback's receive processing, the
+    // flood's and the pings', runs in NET_RX on the client's CPU 1.
+    let server = Server::start(7791);
     let mut flood = udp_flood(0, 7);
     std::thread::sleep(std::time::Duration::from_millis(500));
     let dir = tempfile::tempdir().unwrap();
-    let run = blamed_timer(dir.path(), "1", "4s");
+    let path = dir.path().join("net.json");
+    let out = StdCommand::new("taskset")
+        .args(["-c", "1", "chrt", "-f", "20"])
+        .arg(env!("CARGO_BIN_EXE_cauda"))
+        .args(["net", "--connect", "127.0.0.1:7791", "--runtime", "4s"])
+        .args(["--kernel", "blame", "-q", "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
     let _ = flood.kill();
     let _ = flood.wait();
+    drop(server);
     drop(rps);
+    succeeded(out);
+    let run = read_json(&path);
     vectors_fit(&run);
     let share = share_of(&run, "softirq");
-    let (causes, _) = shares(&run);
-    let top = causes
-        .iter()
-        .max_by_key(|(_, ns)| **ns)
-        .map(|(k, _)| k.clone());
-    assert_eq!(top.as_deref(), Some("softirq"), "{causes:?}");
+    // Measured here: softirq 24 % of the slow round trips' time, NET_RX
+    // nearly all of it; the rest is mostly the reply's wait for the server
+    // (blocked) and this VM's untraced switches (unexplained).
     assert!(
-        share >= 0.7,
-        "softirq {:.1} % of the slow wake-ups' time",
+        share >= 0.15,
+        "softirq {:.1} % of the slow round trips' time",
         share * 100.0
     );
-    let net_rx: u64 = run["blame"]["series"][0]["intervals"]
-        .as_array()
-        .unwrap()
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    for iv in run["blame"]["series"][0]["intervals"].as_array().unwrap() {
+        for (k, v) in iv["causes"].as_object().unwrap() {
+            if let Some(kind) = k.strip_prefix("softirq.") {
+                *kinds.entry(kind.to_string()).or_insert(0) += v.as_u64().unwrap();
+            }
+        }
+    }
+    let top = kinds
         .iter()
-        .filter_map(|iv| iv["causes"]["softirq.NET_RX"].as_u64())
-        .sum();
-    assert!(net_rx > 0, "no NET_RX among the softirqs: {causes:?}");
+        .max_by_key(|(_, ns)| **ns)
+        .map(|(k, _)| k.as_str());
+    assert_eq!(top, Some("NET_RX"), "softirq kinds {kinds:?}");
 }
