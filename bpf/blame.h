@@ -79,6 +79,10 @@ struct cauda_blame {
 	 * it was traced (it happens after a long halt of a vCPU): the time
 	 * since its last traced change is not counted in any state. */
 	__u64 missed;
+	/* When it last became runnable, and last blocked: an operation due
+	 * while an earlier one still waited finds its own part of the wait. */
+	__u64 runnable_since;
+	__u64 blocked_since;
 	struct holder holders[HOLDERS];
 };
 
@@ -205,6 +209,10 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 	b->prev_state = b->state == STATE_UNKNOWN ? state : b->state;
 	b->state = state;
 	b->since = now;
+	if (state == STATE_RUNNABLE)
+		b->runnable_since = now;
+	else if (state == STATE_BLOCKED)
+		b->blocked_since = now;
 	b->steal_since = steal;
 	__sync_fetch_and_add(&b->seq, 1);
 }

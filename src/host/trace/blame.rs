@@ -83,6 +83,8 @@ pub struct Counters {
     holder_seq: u64,
     /// Wake-ups that found it running with no switch to it traced.
     pub missed: u64,
+    runnable_since: u64,
+    blocked_since: u64,
     holders: [Holder; HOLDERS],
 }
 
@@ -284,6 +286,62 @@ pub fn vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Ve
     }
 }
 
+/// The vector of an operation due before the one before it ended (a
+/// backlog): its start reading is that earlier operation's, so the
+/// counters cover more than its window. Its own window's running, run-queue
+/// and blocked spans come from when the thread last blocked, became
+/// runnable and ran (`end`); the interrupt-like causes are shared out in
+/// proportion to the window, and the parts fitted to the latency.
+pub fn backlog_vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Vector {
+    let mut v = vector(start, end, now, latency_ns);
+    let from = now.saturating_sub(latency_ns);
+    if end.state as usize != RUNNING || end.since == 0 {
+        return v;
+    }
+    let ran = end.since;
+    let running = now.saturating_sub(ran.max(from));
+    let runnable = if end.runnable_since > 0 && end.runnable_since <= ran {
+        ran.saturating_sub(end.runnable_since.max(from))
+    } else {
+        0
+    };
+    let blocked = if end.blocked_since > 0 && end.blocked_since <= end.runnable_since {
+        end.runnable_since
+            .min(ran)
+            .saturating_sub(end.blocked_since.max(from))
+    } else {
+        0
+    };
+    // What the spans do not cover (earlier states) stays where the
+    // proportional vector put it; the spans replace their parts.
+    let interrupted: u64 = (part::IRQ..part::TIMER)
+        .chain([part::STEAL])
+        .map(|i| v.parts[i])
+        .sum();
+    v.parts[part::RUNNING] = running;
+    v.parts[part::RUN_QUEUE] = runnable.saturating_sub(interrupted);
+    let asleep = [
+        part::TIMER,
+        part::BLOCK_QUEUE,
+        part::BLOCK_DEVICE,
+        part::BLOCKED,
+    ];
+    let had: u64 = asleep.iter().map(|&i| v.parts[i]).sum();
+    for i in asleep {
+        v.parts[i] = if had == 0 {
+            0
+        } else {
+            (u128::from(v.parts[i]) * u128::from(blocked) / u128::from(had)) as u64
+        };
+    }
+    if had == 0 {
+        v.parts[part::BLOCKED] = blocked;
+    }
+    v.parts[part::UNEXPLAINED] = 0;
+    fit(&mut v.parts, latency_ns);
+    v
+}
+
 /// Scales the parts down to `latency_ns` where they add up to more, and
 /// puts what they do not explain into `unexplained`.
 fn fit(parts: &mut [u64; part::PARTS], latency_ns: u64) {
@@ -413,6 +471,24 @@ mod tests {
         assert_eq!(v.parts.iter().sum::<u64>(), 500);
         let quiet = vector(&at(0, 0), &at(0, 0), 2_000, 1_000);
         assert_eq!(quiet.parts[part::UNEXPLAINED], 1_000);
+    }
+
+    #[test]
+    fn a_backlogged_operation_gets_its_own_part_of_the_wait() {
+        // The first operation was due at 1,000; the thread slept until a
+        // timer at 1,100, waited runnable until 9,000, runs since. The
+        // next one was due at 2,000: its window holds 7,000 of the wait
+        // and 50 of running.
+        let start = at(BLOCKED, 500);
+        let mut end = at(RUNNING, 9_000);
+        end.time[BLOCKED_TIMER] = 100;
+        end.time[RUNNABLE] = 7_900;
+        end.runnable_since = 1_100;
+        end.blocked_since = 500;
+        let v = backlog_vector(&start, &end, 9_050, 7_050);
+        assert_eq!(v.parts[part::RUN_QUEUE], 7_000);
+        assert_eq!(v.parts[part::RUNNING], 50);
+        assert_eq!(v.parts.iter().sum::<u64>(), 7_050);
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub const BUCKETS: usize = 33_792;
 /// Probe threads the kernel keeps blame counters for (`BLAME_THREADS`).
 pub const BLAME_THREADS: usize = 256;
 /// One thread's blame counters, bytes (`struct cauda_blame`).
-pub const BLAME_COUNTER_BYTES: usize = 760;
+pub const BLAME_COUNTER_BYTES: usize = 776;
 /// Reasons an event was not counted (`enum dropped` in the C).
 pub const DROPPED_KINDS: usize = 4;
 

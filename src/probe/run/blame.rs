@@ -213,6 +213,8 @@ pub struct Hook {
     /// When the last operation ended: an operation intended before it is
     /// late (a backlog), and its window opened while the last one ran.
     last_end_ns: u64,
+    /// Whether the open operation is such a backlog.
+    backlog: bool,
     thresholds: Vec<Coarse>,
     interval: u64,
     kept: Kept,
@@ -230,6 +232,7 @@ impl Hook {
             start: Counters::default(),
             open: None,
             last_end_ns: 0,
+            backlog: false,
             thresholds: vec![Coarse::new(); series],
             interval: 0,
             kept: Kept {
@@ -264,7 +267,11 @@ impl Hook {
     #[cold]
     fn keep(&mut self, now_ns: u64, series: SeriesId, value_ns: u64) {
         let end = self.cell.read();
-        let vector = blame::vector(&self.start, &end, now_ns, value_ns);
+        let vector = if self.backlog {
+            blame::backlog_vector(&self.start, &end, now_ns, value_ns)
+        } else {
+            blame::vector(&self.start, &end, now_ns, value_ns)
+        };
         let (culprits, lost) = blame::culprits(&self.start, &end);
         self.kept.culprits_lost += lost;
         self.kept.irqs = end.irq;
@@ -312,7 +319,8 @@ impl OpHook for Hook {
         // Due before the last one ended: what delayed it was counted from
         // the last one's start, which stays the start (the vector covers
         // more than this window, and is scaled down to its latency).
-        if intended_ns >= self.last_end_ns || self.start.window == 0 {
+        self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
+        if !self.backlog {
             self.start = self.cell.read();
         }
         self.open = Some(intended_ns);
