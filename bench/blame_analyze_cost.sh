@@ -18,7 +18,7 @@ cauda=$(realpath "${1:-target/release/cauda}")
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$cauda" timer --runtime 60s --interval-length 16ms --kernel blame --blame-above 60us \
+"$cauda" timer --runtime 60s --interval-length 16ms --kernel blame --blame-above 40us \
     -q -o "$tmp/with.json"
 python3 - "$tmp/with.json" "$tmp/without.json" <<'EOF'
 import json, sys

@@ -91,7 +91,8 @@ pub struct Counters {
 // The C struct's size; a mismatch would read garbage.
 const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNTER_BYTES);
 
-/// The part of a vector at each index: see [`part_name`].
+/// The part of a vector at each index (named in the run file by
+/// `probe::run::blame_report`).
 pub mod part {
     /// Runnable, waiting for its CPU.
     pub const RUN_QUEUE: usize = 0;
