@@ -296,7 +296,9 @@ pub fn vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Ve
 pub fn backlog_vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Vector {
     let mut v = vector(start, end, now, latency_ns);
     let from = now.saturating_sub(latency_ns);
-    if end.state as usize != RUNNING || end.since == 0 {
+    // A switch the kernel did not trace makes the spans untrustworthy: the
+    // proportional vector keeps that time unexplained.
+    if end.state as usize != RUNNING || end.since == 0 || end.missed != start.missed {
         return v;
     }
     let ran = end.since;
