@@ -290,7 +290,8 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 
 	if (!c)
 		return 0;
-	b = blamed(prev_tid);
+	/* The idle task (0) is never a probe thread: no lookup. */
+	b = prev_tid ? blamed(prev_tid) : NULL;
 	if (b) {
 		bool waits = preempt || prev_state == TASK_RUNNING;
 
@@ -306,7 +307,7 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 	} else {
 		held(c, cpu, prev, now);
 	}
-	slot = bpf_map_lookup_elem(&blame_slots, &next_tid);
+	slot = next_tid ? bpf_map_lookup_elem(&blame_slots, &next_tid) : NULL;
 	if (slot) {
 		b = bpf_map_lookup_elem(&blame, slot);
 		if (b) {

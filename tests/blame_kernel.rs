@@ -274,7 +274,11 @@ fn reads_behind_a_writer_are_blamed_on_the_block_layer_and_match_its_series() {
             part("block_device") <= device_max + device_max / 100,
             "{op}"
         );
-        assert!(op["requests"].as_u64().unwrap() >= 1, "{op}");
+        // Block time comes only from its own requests (a slow read may
+        // also be slow for another reason, with its request quick).
+        if part("block_queue") + part("block_device") > 0 {
+            assert!(op["requests"].as_u64().unwrap() >= 1, "{op}");
+        }
     }
 }
 

@@ -88,8 +88,10 @@ pub struct Counters {
     holders: [Holder; HOLDERS],
 }
 
-// The C struct's size; a mismatch would read garbage.
+// The C struct's size; a mismatch would read garbage. The copies go by
+// 8-byte words.
 const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNTER_BYTES);
+const _: () = assert!(std::mem::offset_of!(Counters, holders) % 8 == 0);
 
 /// The part of a vector at each index (named in the run file by
 /// `probe::run::blame_report`).
@@ -190,20 +192,40 @@ impl Cell {
         unsafe { std::ptr::addr_of_mut!((*self.at).window).write_volatile(intended_ns) }
     }
 
-    /// The counters now: copied until no kernel update overlapped the copy
-    /// (eight tries; a thread reads its own counters, which change under it
-    /// only when an interrupt or a switch lands in the copy).
+    /// The counters now, with the culprits' ring: copied until no kernel
+    /// update overlapped the copy (eight tries; a thread reads its own
+    /// counters, which change under it only when an interrupt or a switch
+    /// lands in the copy).
     #[inline]
     pub fn read(&self) -> Counters {
+        self.copy(std::mem::size_of::<Counters>() / 8)
+    }
+
+    /// The counters now without the culprits' ring (half the copy: what an
+    /// operation's start needs).
+    #[inline]
+    pub fn read_head(&self) -> Counters {
+        self.copy(std::mem::offset_of!(Counters, holders) / 8)
+    }
+
+    #[inline]
+    fn copy(&self, words: usize) -> Counters {
         let seq = |c: *const Counters| {
             // SAFETY: as in `open`.
             unsafe { std::ptr::addr_of!((*c).seq).read_volatile() }
         };
         let mut copy = Counters::default();
+        let to = std::ptr::addr_of_mut!(copy).cast::<u64>();
+        let from = self.at.cast::<u64>().cast_const();
         for _ in 0..8 {
             let before = seq(self.at);
-            // SAFETY: as in `open`; a torn copy is detected by `seq`.
-            copy = unsafe { self.at.read_volatile() };
+            for i in 0..words {
+                // SAFETY: `words` is at most the counters' size in u64s
+                // (both are 8-byte aligned, `Counters` is `repr(C)` of u64s
+                // and u32 pairs, any bit pattern valid); the source is live
+                // (see `open`) and a torn copy is detected by `seq`.
+                unsafe { to.add(i).write(from.add(i).read_volatile()) };
+            }
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
             if before % 2 == 0 && seq(self.at) == before {
                 break;

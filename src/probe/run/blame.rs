@@ -321,7 +321,7 @@ impl OpHook for Hook {
         // more than this window, and is scaled down to its latency).
         self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
         if !self.backlog {
-            self.start = self.cell.read();
+            self.start = self.cell.read_head();
         }
         self.open = Some(intended_ns);
     }
