@@ -316,9 +316,10 @@ impl OpHook for Hook {
             return;
         }
         self.cell.open(intended_ns);
-        // Due before the last one ended: what delayed it was counted from
-        // the last one's start, which stays the start (the vector covers
-        // more than this window, and is scaled down to its latency).
+        // Due before the last one ended (a backlog): the last one's start
+        // stays the start, and its own part of the wait is found from when
+        // the thread last blocked, became runnable and ran
+        // (`blame::backlog_vector`).
         self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
         if !self.backlog {
             self.start = self.cell.read_head();
