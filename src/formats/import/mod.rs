@@ -33,6 +33,7 @@ pub mod options;
 pub mod reader;
 pub mod runfile;
 mod runfile_blame;
+mod runfile_sections;
 pub mod sockperf;
 
 use std::io::BufRead;

@@ -92,8 +92,8 @@ fn other_schema(source: &str, schema: Option<&str>) -> String {
 }
 
 /// Parses a run file; `source` names it in errors, with line and column.
-/// Also returns warnings: a blame section left out since it does not
-/// parse, a file changed since cauda wrote it.
+/// Also returns warnings: a section left out since it does not parse, a
+/// file changed since cauda wrote it.
 pub fn parse(source: &str, text: &str) -> Result<(RunFile, Vec<Warning>)> {
     let located = |e: &serde_json::Error| format!("{source}:{}:{}", e.line(), e.column());
     // The whole file is parsed once; only a file that is not a run file
@@ -165,7 +165,7 @@ pub fn parse(source: &str, text: &str) -> Result<(RunFile, Vec<Warning>)> {
              original"
         ))
     })?;
-    let left_out = super::runfile_blame::left_out(source, text, &run);
+    let left_out = super::runfile_sections::left_out(source, text, &run);
     let changed = changed_since_written(source, text, &mut run)?;
     Ok((run, left_out.into_iter().chain(changed).collect()))
 }
