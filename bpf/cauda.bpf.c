@@ -59,6 +59,8 @@ struct cauda_config {
 	__u64 end_ns;       /* 0: still running; events from then on are not recorded */
 	__u32 tgid;         /* block requests submitted by this process only (0: any) */
 	__u32 dev;          /* requests of this device only (kernel dev_t; 0: any) */
+	__u32 blame;        /* 1: --kernel blame, requests' times go to their threads too */
+	__u32 pad;
 };
 
 /* Exact statistics of one series in one interval slot. */
@@ -272,7 +274,7 @@ int BPF_PROG(block_rq_complete, struct request *rq, int error, unsigned int nr_b
 
 	if (!t)
 		return 0;
-	if (t->issue && t->issue <= now && t->start <= t->issue)
+	if (cfg && cfg->blame && t->issue && t->issue <= now && t->start <= t->issue)
 		blame_request(t->tid, t->start, t->issue, now);
 	op = rq->cmd_flags & REQ_OP_MASK;
 	/* Stamps out of order would wrap: such a request (never seen) is

@@ -108,6 +108,7 @@ impl Tracer {
         let config = sys::Config {
             tgid: request.process.unwrap_or(0),
             dev,
+            blame: u32::from(request.sources.contains(&KernelSource::Blame)),
             ..sys::Config::default()
         };
         let loaded = sys::load(

@@ -48,10 +48,15 @@ pub struct Config {
     pub tgid: u32,
     /// Block requests of this device only (kernel `dev_t`; 0: any).
     pub dev: u32,
+    /// 1 with `--kernel blame`: a request's times also go to the thread
+    /// that started it (no lookup per completion otherwise).
+    pub blame: u32,
+    /// Padding, as in the C struct.
+    pub pad: u32,
 }
 
 // SAFETY: four-byte and eight-byte integers only, laid out as the C struct
-// (32 bytes, no padding); any bit pattern is a valid value.
+// (40 bytes, no padding); any bit pattern is a valid value.
 unsafe impl aya::Pod for Config {}
 
 /// One program to attach: its name in the object and the tracepoints to

@@ -216,7 +216,8 @@ pub struct Hook {
     /// Whether the open operation is such a backlog.
     backlog: bool,
     thresholds: Vec<Coarse>,
-    interval: u64,
+    /// When the current interval ends (the thresholds are recomputed then).
+    next_boundary_ns: u64,
     kept: Kept,
     heap: BinaryHeap<Slow>,
 }
@@ -234,7 +235,7 @@ impl Hook {
             last_end_ns: 0,
             backlog: false,
             thresholds: vec![Coarse::new(); series],
-            interval: 0,
+            next_boundary_ns: shared.run_start_ns + shared.interval_ns,
             kept: Kept {
                 thread,
                 tid,
@@ -253,9 +254,12 @@ impl Hook {
         if let Some(above) = self.shared.above_ns {
             return above;
         }
-        let interval = now_ns.saturating_sub(self.shared.run_start_ns) / self.shared.interval_ns;
-        if interval != self.interval {
-            self.interval = interval;
+        // One comparison per operation; the division only at a boundary.
+        if now_ns >= self.next_boundary_ns {
+            let interval =
+                now_ns.saturating_sub(self.shared.run_start_ns) / self.shared.interval_ns;
+            self.next_boundary_ns =
+                self.shared.run_start_ns + (interval + 1) * self.shared.interval_ns;
             self.thresholds.iter_mut().for_each(Coarse::recompute);
         }
         let coarse = &mut self.thresholds[series];
