@@ -1,8 +1,6 @@
 //! `cauda analyze` and `cauda compare` from the command line: real runs,
 //! a real stall, and the bad inputs each must refuse.
 
-use std::time::Duration;
-
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -25,24 +23,7 @@ fn timer_run(dir: &std::path::Path, name: &str, runtime: &str) -> String {
 fn a_frozen_process_shows_as_a_stall_at_the_right_time() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("frozen.json");
-    let mut child = common::cauda_process()
-        .args([
-            "timer",
-            "--runtime",
-            "3s",
-            "--interval-length",
-            "100ms",
-            "-q",
-            "-o",
-        ])
-        .arg(&run)
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1_500));
-    common::signal(child.id(), "-STOP");
-    std::thread::sleep(Duration::from_millis(300));
-    common::signal(child.id(), "-CONT");
-    assert!(child.wait().unwrap().success());
+    common::frozen_timer_run(&run);
 
     let doc = json(&["analyze", run.to_str().unwrap(), "--json", "--timeline"]);
     let series = &doc["inputs"][0]["series"][0];

@@ -5,7 +5,6 @@
 //! without the section prints nothing new.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -18,24 +17,7 @@ const MS: u64 = 1_000_000;
 /// its run file and the start of the interval the freeze's backlog fell
 /// in (the stall that holds the run's max), as an index on its grid.
 fn frozen_run(path: &Path) -> (Value, u64) {
-    let mut child = common::cauda_process()
-        .args([
-            "timer",
-            "--runtime",
-            "3s",
-            "--interval-length",
-            "100ms",
-            "-q",
-            "-o",
-        ])
-        .arg(path)
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1_500));
-    common::signal(child.id(), "-STOP");
-    std::thread::sleep(Duration::from_millis(300));
-    common::signal(child.id(), "-CONT");
-    assert!(child.wait().unwrap().success());
+    common::frozen_timer_run(path);
     let analysis = analyze_json(path, &[]);
     let series = &analysis["inputs"][0]["series"][0];
     assert_eq!(series["tag"], "wakeup");

@@ -307,3 +307,26 @@ pub fn as_nobody(program: &Path) -> StdCommand {
         .arg(program);
     c
 }
+
+/// A 3 s `timer` run in 100 ms intervals written to `path`, frozen
+/// (SIGSTOP) for 300 ms in its middle: the stall every analysis should find.
+pub fn frozen_timer_run(path: &Path) {
+    let mut child = cauda_process()
+        .args([
+            "timer",
+            "--runtime",
+            "3s",
+            "--interval-length",
+            "100ms",
+            "-q",
+            "-o",
+        ])
+        .arg(path)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_500));
+    signal(child.id(), "-STOP");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    signal(child.id(), "-CONT");
+    assert!(child.wait().unwrap().success());
+}
