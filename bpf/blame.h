@@ -108,12 +108,20 @@ struct {
 	__type(value, struct cauda_blame);
 } blame SEC(".maps");
 
-/* Thread id -> slot in `blame` (filled by user space). */
+/* Thread id -> slot in `blame`, filled by user space before the run
+ * (table.h; nothing is removed during a run, so a free place ends a
+ * search). */
+#define TID_BITS 10
+struct tid_slot {
+	__u32 tid;
+	__u32 slot; /* 1 + the slot in `blame` */
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BLAME_THREADS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << TID_BITS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct tid_slot);
 } blame_slots SEC(".maps");
 
 struct {
@@ -123,11 +131,35 @@ struct {
 	__type(value, struct cpu_blame);
 } blame_cpus SEC(".maps");
 
+/* 1 + the slot of thread `tid` in `blame`; 0 for a thread not blamed. */
+static __always_inline __u32 slot_of(__u32 tid)
+{
+	__u32 at = spread(tid, TID_BITS), place;
+	struct tid_slot *e;
+
+	if (!tid)
+		return 0;
+	for (int i = 0; i < TABLE_PROBES; i++) {
+		place = (at + i) & ((1 << TID_BITS) - 1);
+		e = bpf_map_lookup_elem(&blame_slots, &place);
+		if (!e || !e->tid)
+			return 0;
+		if (e->tid == tid)
+			return e->slot;
+	}
+	return 0;
+}
+
+static __always_inline struct cauda_blame *in_slot(__u32 slot)
+{
+	__u32 at = slot - 1;
+
+	return slot ? bpf_map_lookup_elem(&blame, &at) : NULL;
+}
+
 static __always_inline struct cauda_blame *blamed(__u32 tid)
 {
-	__u32 *slot = bpf_map_lookup_elem(&blame_slots, &tid);
-
-	return slot ? bpf_map_lookup_elem(&blame, slot) : NULL;
+	return in_slot(slot_of(tid));
 }
 
 static __always_inline struct cpu_blame *cpu_state(__u32 cpu)
@@ -138,13 +170,8 @@ static __always_inline struct cpu_blame *cpu_state(__u32 cpu)
 /* The blamed thread that this CPU's work delays, if any. */
 static __always_inline struct cauda_blame *victim(struct cpu_blame *c, __u32 cpu)
 {
-	__u32 slot = c->waiter ? c->waiter : c->owner;
-	struct cauda_blame *b;
+	struct cauda_blame *b = in_slot(c->waiter ? c->waiter : c->owner);
 
-	if (!slot)
-		return NULL;
-	slot -= 1;
-	b = bpf_map_lookup_elem(&blame, &slot);
 	return b && b->cpu == cpu ? b : NULL;
 }
 
@@ -243,15 +270,10 @@ static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
 static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_struct *prev,
 				 __u64 now)
 {
-	__u32 slot = c->waiter;
-	struct cauda_blame *b;
+	struct cauda_blame *b = in_slot(c->waiter);
 	struct holder *h;
 	__u64 from, ns, seq;
 
-	if (!slot)
-		return;
-	slot -= 1;
-	b = bpf_map_lookup_elem(&blame, &slot);
 	if (!b || b->state != STATE_RUNNABLE || b->cpu != cpu)
 		return;
 	from = c->curr_since > b->since ? c->curr_since : b->since;
@@ -282,16 +304,17 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), *slot;
-	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	__u32 cpu = bpf_get_smp_processor_id();
+	/* The idle task (0) is never a probe thread: slot_of(0) is 0. */
+	__u32 prev_slot = slot_of(prev->pid), next_slot = slot_of(next->pid);
 	struct cpu_blame *c = cpu_state(cpu);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 	struct cauda_blame *b;
 
 	if (!c)
 		return 0;
-	/* The idle task (0) is never a probe thread: no lookup. */
-	b = prev_tid ? blamed(prev_tid) : NULL;
+	now = bpf_ktime_get_ns();
+	b = in_slot(prev_slot);
 	if (b) {
 		bool waits = preempt || prev_state == TASK_RUNNING;
 
@@ -299,24 +322,18 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (b->state != STATE_RUNNING && b->state != STATE_UNKNOWN)
 			repair(b, prev, now);
 		enter(b, prev, waits ? STATE_RUNNABLE : STATE_BLOCKED, now, false);
-		if (waits) {
-			slot = bpf_map_lookup_elem(&blame_slots, &prev_tid);
-			if (slot)
-				c->waiter = *slot + 1;
-		}
-	} else {
+		if (waits)
+			c->waiter = prev_slot;
+	} else if (c->waiter) {
 		held(c, cpu, prev, now);
 	}
-	slot = next_tid ? bpf_map_lookup_elem(&blame_slots, &next_tid) : NULL;
-	if (slot) {
-		b = bpf_map_lookup_elem(&blame, slot);
-		if (b) {
-			enter(b, next, STATE_RUNNING, now, false);
-			b->cpu = cpu;
-			c->owner = *slot + 1;
-			if (c->waiter == *slot + 1)
-				c->waiter = 0;
-		}
+	b = in_slot(next_slot);
+	if (b) {
+		enter(b, next, STATE_RUNNING, now, false);
+		b->cpu = cpu;
+		c->owner = next_slot;
+		if (c->waiter == next_slot)
+			c->waiter = 0;
 	}
 	c->curr_since = now;
 	return 0;
@@ -325,14 +342,10 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(blame_wakeup, struct task_struct *p)
 {
-	__u32 tid = p->pid, here = bpf_get_smp_processor_id(), cpu = p->thread_info.cpu;
-	__u32 *slot = bpf_map_lookup_elem(&blame_slots, &tid);
-	struct cpu_blame *c = cpu_state(here), *target;
-	struct cauda_blame *b;
+	__u32 slot = slot_of(p->pid), cpu;
+	struct cpu_blame *c, *target;
+	struct cauda_blame *b = in_slot(slot);
 
-	if (!slot)
-		return 0;
-	b = bpf_map_lookup_elem(&blame, slot);
 	if (!b)
 		return 0;
 	/* Woken on a CPU (before it slept): still running, nothing changes. */
@@ -345,11 +358,13 @@ int BPF_PROG(blame_wakeup, struct task_struct *p)
 	/* Woken while waiting for its CPU: still waiting. */
 	if (b->state != STATE_BLOCKED && b->state != STATE_UNKNOWN)
 		return 0;
+	c = cpu_state(bpf_get_smp_processor_id());
+	cpu = p->thread_info.cpu;
 	enter(b, p, STATE_RUNNABLE, bpf_ktime_get_ns(), c && c->in_timer);
 	b->cpu = cpu;
 	target = cpu_state(cpu);
 	if (target)
-		target->waiter = *slot + 1;
+		target->waiter = slot;
 	return 0;
 }
 
@@ -519,7 +534,7 @@ int BPF_PROG(blame_fault_kernel, unsigned long address, struct pt_regs *regs,
  * inside the thread's window. */
 static __always_inline void blame_request(__u32 tid, __u64 start, __u64 issue, __u64 now)
 {
-	struct cauda_blame *b = tid ? blamed(tid) : NULL;
+	struct cauda_blame *b = blamed(tid);
 	__u64 queue, device;
 
 	if (!b)

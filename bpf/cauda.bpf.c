@@ -21,6 +21,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "bucket.h"
+#include "table.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -72,7 +73,9 @@ struct cauda_stats {
 	__u64 clamped;
 };
 
+/* A request in flight (table.h: the request's address is the key). */
 struct req_times {
+	__u64 rq;    /* the request's address; 0: a free place */
 	__u64 start; /* block_io_start, 0 when not seen */
 	__u64 issue; /* block_rq_issue, 0 until issued */
 	__u32 tid;   /* the thread that started it, 0 when not seen */
@@ -109,12 +112,16 @@ struct {
 	__type(value, __u64);
 } dropped SEC(".maps");
 
-/* In-flight requests. LRU: a request merged into another never
- * completes, and its entry must not pin a place for ever. */
+/* In-flight requests (table.h). A request merged into another never
+ * completes: its place is taken back when its address starts again (a
+ * request is reused) or, for a request of a pool not used since, when it
+ * is older than STALE_NS and its place is needed. */
+#define REQUEST_BITS 14
+#define STALE_NS (60ULL * 1000 * 1000 * 1000)
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << REQUEST_BITS);
+	__type(key, __u32);
 	__type(value, struct req_times);
 } requests SEC(".maps");
 
@@ -205,6 +212,58 @@ static __always_inline void record(const struct cauda_config *cfg, __u32 series,
 
 #include "blame.h"
 
+/* The request at address `rq`, if the table has it. */
+static __always_inline struct req_times *request_of(__u64 rq)
+{
+	__u32 at = spread(rq, REQUEST_BITS), place;
+	struct req_times *t;
+
+	for (int i = 0; i < TABLE_PROBES; i++) {
+		place = (at + i) & ((1 << REQUEST_BITS) - 1);
+		t = bpf_map_lookup_elem(&requests, &place);
+		if (t && t->rq == rq)
+			return t;
+	}
+	return NULL;
+}
+
+/* Frees a request's place (its stamps first: a place taken and not yet
+ * stamped is never taken as stale). */
+static __always_inline void release(struct req_times *t)
+{
+	t->start = 0;
+	t->issue = 0;
+	t->rq = 0;
+}
+
+/* A place for request `rq` (not in the table): a free one, or one whose
+ * request is older than STALE_NS (counted as a completion unseen). */
+static __always_inline struct req_times *claim(__u64 rq, __u64 now)
+{
+	__u32 at = spread(rq, REQUEST_BITS), place;
+	struct req_times *t;
+	__u64 held, since;
+
+	for (int i = 0; i < TABLE_PROBES; i++) {
+		place = (at + i) & ((1 << REQUEST_BITS) - 1);
+		t = bpf_map_lookup_elem(&requests, &place);
+		if (!t)
+			continue;
+		held = t->rq;
+		since = t->start ? t->start : t->issue;
+		/* Taken but not yet stamped (since 0), or recent: in use. */
+		if (held && (!since || now - since < STALE_NS))
+			continue;
+		if (__sync_val_compare_and_swap(&t->rq, held, rq) != held)
+			continue;
+		if (held)
+			count_dropped(DROPPED_COMPLETION_UNSEEN);
+		return t;
+	}
+	count_dropped(DROPPED_REQUEST_MAP_FULL);
+	return NULL;
+}
+
 /* The request's partition (or, without one, its disk) is `dev`. */
 static __always_inline bool on_device(struct request *rq, __u32 dev)
 {
@@ -220,25 +279,27 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(block_io_start, struct request *rq)
 {
 	struct cauda_config *cfg = settings();
-	struct req_times t = { .start = bpf_ktime_get_ns(), .issue = 0,
-				.tid = (__u32)bpf_get_current_pid_tgid() };
-	__u64 key = (__u64)rq;
+	__u64 key, now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct req_times *t;
 
 	if (!cfg)
 		return 0;
-	/* Not ours: an entry left by an earlier use of this request (its
-	 * completion unseen) must not make this one count as ours; that
-	 * earlier use is counted as unseen, as below. */
-	if ((cfg->tgid && (bpf_get_current_pid_tgid() >> 32) != cfg->tgid) ||
-	    (cfg->dev && !on_device(rq, cfg->dev))) {
-		if (!bpf_map_delete_elem(&requests, &key))
-			count_dropped(DROPPED_COMPLETION_UNSEEN);
-		return 0;
-	}
-	if (bpf_map_lookup_elem(&requests, &key))
+	key = address_of(rq, cfg);
+	t = request_of(key);
+	/* An entry left by an earlier use of this request (its completion
+	 * unseen) is counted so, and must not make this one count as ours. */
+	if (t) {
 		count_dropped(DROPPED_COMPLETION_UNSEEN);
-	if (bpf_map_update_elem(&requests, &key, &t, BPF_ANY))
-		count_dropped(DROPPED_REQUEST_MAP_FULL);
+		release(t);
+	}
+	if ((cfg->tgid && (id >> 32) != cfg->tgid) || (cfg->dev && !on_device(rq, cfg->dev)))
+		return 0;
+	t = claim(key, now);
+	if (!t)
+		return 0;
+	t->start = now;
+	t->issue = 0;
+	t->tid = (__u32)id;
 	return 0;
 }
 
@@ -246,21 +307,28 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(block_rq_issue, struct request *rq)
 {
 	struct cauda_config *cfg = settings();
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
-	struct req_times *t = bpf_map_lookup_elem(&requests, &key);
-	struct req_times fresh = { .start = 0, .issue = now, .tid = 0 };
+	__u64 key, now = bpf_ktime_get_ns();
+	struct req_times *t;
 
+	if (!cfg)
+		return 0;
+	key = address_of(rq, cfg);
+	t = request_of(key);
 	if (t) {
 		t->issue = now;
 		return 0;
 	}
 	/* Not seen starting: with a process to attribute to, not ours. */
-	if (!cfg || cfg->tgid)
+	if (cfg->tgid)
 		return 0;
 	if (cfg->dev && !on_device(rq, cfg->dev))
 		return 0;
-	if (bpf_map_update_elem(&requests, &key, &fresh, BPF_ANY))
-		count_dropped(DROPPED_REQUEST_MAP_FULL);
+	t = claim(key, now);
+	if (!t)
+		return 0;
+	t->start = 0;
+	t->issue = now;
+	t->tid = 0;
 	return 0;
 }
 
@@ -268,30 +336,36 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(block_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
 	struct cauda_config *cfg = settings();
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
-	struct req_times *t = bpf_map_lookup_elem(&requests, &key);
-	__u32 op, write;
+	__u64 now = bpf_ktime_get_ns(), start, issue;
+	struct req_times *t;
+	__u32 op, write, tid;
 
+	if (!cfg)
+		return 0;
+	t = request_of(address_of(rq, cfg));
 	if (!t)
 		return 0;
-	if (cfg && cfg->blame && t->issue && t->issue <= now && t->start <= t->issue)
-		blame_request(t->tid, t->start, t->issue, now);
+	start = t->start;
+	issue = t->issue;
+	tid = t->tid;
+	release(t);
+	if (cfg->blame && issue && issue <= now && start <= issue)
+		blame_request(tid, start, issue, now);
 	op = rq->cmd_flags & REQ_OP_MASK;
 	/* Stamps out of order would wrap: such a request (never seen) is
 	 * counted with the other operations, not in a series. */
-	if (t->issue > now || (t->start && t->start > t->issue)) {
+	if (issue > now || (start && start > issue)) {
 		count_dropped(DROPPED_OTHER_OP);
-	} else if (cfg && t->issue && op <= REQ_OP_WRITE) {
+	} else if (issue && op <= REQ_OP_WRITE) {
 		write = op == REQ_OP_WRITE;
-		record(cfg, BLOCK_DEVICE_READ + write, now, now - t->issue);
-		if (t->start) {
-			record(cfg, BLOCK_QUEUE_READ + write, now, t->issue - t->start);
-			record(cfg, BLOCK_TOTAL_READ + write, now, now - t->start);
+		record(cfg, BLOCK_DEVICE_READ + write, now, now - issue);
+		if (start) {
+			record(cfg, BLOCK_QUEUE_READ + write, now, issue - start);
+			record(cfg, BLOCK_TOTAL_READ + write, now, now - start);
 		}
-	} else if (t->issue) {
+	} else if (issue) {
 		count_dropped(DROPPED_OTHER_OP);
 	}
-	bpf_map_delete_elem(&requests, &key);
 	return 0;
 }
 

@@ -31,6 +31,17 @@ pub const BUCKETS: usize = 33_792;
 pub const BLAME_THREADS: usize = 256;
 /// One thread's blame counters, bytes (`struct cauda_blame`).
 pub const BLAME_COUNTER_BYTES: usize = 776;
+/// Places in the thread table (`TID_BITS` in bpf/blame.h).
+const TID_BITS: u32 = 10;
+/// Places tried for a key from its first (`TABLE_PROBES`, bpf/table.h).
+const TABLE_PROBES: usize = 8;
+
+/// The first place tried for `key` in a table of 2^`bits` places: the
+/// programs' `spread` (bpf/table.h), for the tables user space fills.
+fn spread(key: u64, bits: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
 /// Reasons an event was not counted (`enum dropped` in the C).
 pub const DROPPED_KINDS: usize = 4;
 
@@ -232,17 +243,24 @@ impl Loaded {
         Ok(())
     }
 
-    /// Gives each thread id a blame slot, in order (`--kernel blame`).
+    /// Gives each thread id a blame slot, in order (`--kernel blame`):
+    /// the programs find it in the thread table (bpf/table.h).
     pub fn add_blamed_threads(&mut self, tids: &[i32]) -> Result<(), String> {
         let map = self
             .ebpf
             .map_mut("blame_slots")
             .ok_or("no blame_slots map")?;
-        let mut slots: HashMap<&mut MapData, u32, u32> =
-            HashMap::try_from(map).map_err(|e| e.to_string())?;
+        let mut table: Array<&mut MapData, [u32; 2]> =
+            Array::try_from(map).map_err(|e| e.to_string())?;
+        let places = 1usize << TID_BITS;
         for (slot, &tid) in tids.iter().enumerate() {
-            slots
-                .insert(tid as u32, slot as u32, 0)
+            let first = spread(tid as u32 as u64, TID_BITS);
+            let free = (0..TABLE_PROBES)
+                .map(|i| ((first + i) % places) as u32)
+                .find(|&at| table.get(&at, 0).is_ok_and(|e| e[0] == 0))
+                .ok_or_else(|| format!("no free place for thread {tid} in the blame table"))?;
+            table
+                .set(free, [tid as u32, slot as u32 + 1], 0)
                 .map_err(|e| e.to_string())?;
         }
         Ok(())
@@ -265,13 +283,17 @@ impl Loaded {
 
     /// Requests the programs saw start (or issued) that have not completed.
     pub fn requests_in_flight(&self) -> u64 {
-        let Some(map) = self.ebpf.map("requests") else {
+        let Some(Ok(requests)) = self
+            .ebpf
+            .map("requests")
+            .map(Array::<&MapData, [u64; 4]>::try_from)
+        else {
             return 0;
         };
-        match HashMap::<&MapData, u64, [u64; 2]>::try_from(map) {
-            Ok(requests) => requests.keys().filter(Result::is_ok).count() as u64,
-            Err(_) => 0,
-        }
+        requests
+            .iter()
+            .filter(|e| e.as_ref().is_ok_and(|e| e[0] != 0))
+            .count() as u64
     }
 
     /// Events not counted, by reason (`enum dropped`).
@@ -399,5 +421,21 @@ impl Drop for Mapping {
         // SAFETY: unmaps exactly the region `of` mapped; no slice of it
         // outlives `self` (they borrow it).
         unsafe { libc::munmap(self.at.cast(), len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread;
+
+    /// The same places as bpf/table.h's `spread` (computed by hand:
+    /// the top bits of key × 0x9E3779B97F4A7C15 mod 2^64).
+    #[test]
+    fn spread_is_the_programs_hash() {
+        assert_eq!(spread(1, 10), 632);
+        assert_eq!(spread(2, 10), 241);
+        assert_eq!(spread(12_345, 10), 644);
+        assert_eq!(spread(0xffff_8880_1234_5600, 14), 2214);
+        assert!((0..100_000).all(|tid| spread(tid, 10) < 1024));
     }
 }
