@@ -182,12 +182,18 @@ static __always_inline __u64 in_window(__u64 from, __u64 to, __u64 window)
 	return to > from ? to - from : 0;
 }
 
-/* The steal clock of the CPU whose run queue `t` is on, ns. */
+/* The steal clock of the CPU whose run queue `t` is on, ns: as the run
+ * queue's clock last took it (at every switch and wake-up, just before
+ * the tracepoints), or, without that field, as the tick last took it. */
 static __always_inline __u64 steal_clock(struct task_struct *t)
 {
 	struct rq *rq = t->se.cfs_rq->rq;
 
-	return rq ? rq->prev_steal_time : 0;
+	if (!rq)
+		return 0;
+	if (bpf_core_field_exists(rq->prev_steal_time_rq))
+		return rq->prev_steal_time_rq;
+	return rq->prev_steal_time;
 }
 
 /* [from, to) inside the window was taken from the thread by a cause:

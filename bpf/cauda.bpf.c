@@ -20,6 +20,7 @@
 #include "kernel.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "bucket.h"
 #include "table.h"
 

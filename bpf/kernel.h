@@ -58,6 +58,7 @@ struct thread_info {
 };
 struct rq {
 	__u64 prev_steal_time;
+	__u64 prev_steal_time_rq;
 };
 struct cfs_rq {
 	struct rq *rq;

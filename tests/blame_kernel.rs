@@ -123,6 +123,23 @@ fn a_hog_the_timer_cannot_preempt_is_named_with_its_pid() {
         "the hog (python3, pid {pid}) first culprit of {named} of {} slowest",
         slowest.len()
     );
+    // The whole wait (runnable_ns) holds the run-queue part and what ran
+    // meanwhile; it is most of each slow wake-up behind the hog.
+    let waited: u64 = slowest
+        .iter()
+        .map(|op| op["runnable_ns"].as_u64().unwrap())
+        .sum();
+    let late: u64 = slowest
+        .iter()
+        .map(|op| op["latency_ns"].as_u64().unwrap())
+        .sum();
+    for op in slowest {
+        let runnable = op["runnable_ns"].as_u64().unwrap();
+        let run_queue = op["causes"]["run_queue"].as_u64().unwrap_or(0);
+        assert!(runnable >= run_queue, "{op}");
+        assert!(runnable <= op["latency_ns"].as_u64().unwrap(), "{op}");
+    }
+    assert!(waited * 10 >= late * 7, "runnable {waited} ns of {late} ns");
 }
 
 #[test]

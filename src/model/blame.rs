@@ -113,6 +113,11 @@ pub struct SlowOperation {
     /// Block requests of its own that completed inside the window.
     #[serde(default)]
     pub requests: u64,
+    /// The whole time it was runnable inside the window (woken ->
+    /// running, as runqslower counts a wait), at most `latency_ns`: its
+    /// `run_queue` plus the idle exit, interrupts and steal in that time.
+    #[serde(default)]
+    pub runnable_ns: u64,
 }
 
 /// The slow operations of one series in one interval.
@@ -250,6 +255,12 @@ impl BlameReport {
                 return Err(format!("{at}: no series '{}' in the run", op.series));
             }
             check_vector(&at, &op.causes, op.latency_ns)?;
+            if op.runnable_ns > op.latency_ns {
+                return Err(format!(
+                    "{at}: runnable for {} ns, longer than its latency ({} ns)",
+                    op.runnable_ns, op.latency_ns
+                ));
+            }
             if op.culprits.len() > 3 {
                 return Err(format!("{at}: more than three culprits"));
             }
@@ -318,6 +329,7 @@ mod tests {
             culprits: Vec::new(),
             page_faults: 0,
             requests: 0,
+            runnable_ns: 0,
         }
     }
 
@@ -414,6 +426,12 @@ mod tests {
                 .check(&["wakeup"], 1)
                 .is_ok()
         );
+        let mut waited_longer = op(&[("run_queue", 50)], 100);
+        waited_longer.runnable_ns = 101;
+        let err = report(vec![waited_longer])
+            .check(&["wakeup"], 1)
+            .unwrap_err();
+        assert!(err.contains("runnable for 101 ns"), "{err}");
     }
 
     #[test]

@@ -324,6 +324,7 @@ mod tests {
                 }],
                 page_faults: 0,
                 requests: 0,
+                runnable_ns: 0,
             }],
             kept: 100,
             lost: BTreeMap::new(),

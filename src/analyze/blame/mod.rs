@@ -273,6 +273,7 @@ mod tests {
                 .collect(),
             page_faults: 0,
             requests: 0,
+            runnable_ns: 0,
         }
     }
 

@@ -106,6 +106,7 @@ fn operation(rng: &mut Lcg, thread: usize, start_ns: u64, latency_ns: u64) -> Sl
         ],
         page_faults: rng.below(3),
         requests: 0,
+        runnable_ns: run_queue,
     }
 }
 

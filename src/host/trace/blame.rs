@@ -133,6 +133,10 @@ pub struct Vector {
     pub faults: u64,
     /// Its own block requests that completed inside the window.
     pub requests: u64,
+    /// The whole time it was runnable inside the window, as runqslower
+    /// counts a wait (woken -> running): its run-queue part plus the idle
+    /// exit, interrupts and steal that fell in that time.
+    pub runnable: u64,
 }
 
 /// The blame counters of every probe thread, shared with the kernel.
@@ -260,8 +264,8 @@ pub fn vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Ve
     let mut parts = [0u64; part::PARTS];
     parts[part::RUNNING] =
         time_in(start, end, RUNNING, window, now).saturating_sub(stolen(RUNNING));
-    parts[part::RUN_QUEUE] =
-        time_in(start, end, RUNNABLE, window, now).saturating_sub(stolen(RUNNABLE));
+    let runnable = time_in(start, end, RUNNABLE, window, now);
+    parts[part::RUN_QUEUE] = runnable.saturating_sub(stolen(RUNNABLE));
     let asleep = time_in(start, end, BLOCKED, window, now);
     let by_timer = time_in(start, end, BLOCKED_TIMER, window, now);
     let blocked = (asleep + by_timer).saturating_sub(stolen(BLOCKED) + stolen(BLOCKED_TIMER));
@@ -306,6 +310,7 @@ pub fn vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Ve
         parts,
         faults: d(start.faults, end.faults),
         requests: d(start.requests, end.requests),
+        runnable: runnable.min(latency_ns),
     }
 }
 
@@ -345,6 +350,7 @@ pub fn backlog_vector(start: &Counters, end: &Counters, now: u64, latency_ns: u6
         .sum();
     v.parts[part::RUNNING] = running;
     v.parts[part::RUN_QUEUE] = runnable.saturating_sub(interrupted);
+    v.runnable = runnable.min(latency_ns);
     let asleep = [
         part::TIMER,
         part::BLOCK_QUEUE,

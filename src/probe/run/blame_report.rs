@@ -102,9 +102,9 @@ pub fn warnings(report: &BlameReport) -> Vec<Warning> {
 }
 
 /// How the kernel keeps the steal clock, said in the run file.
-pub const STEAL_RESOLUTION: &str = "the scheduler's steal clock (ns, as the hypervisor \
-    reports it), read at each switch and wake-up of the thread; steal while it runs \
-    undisturbed shows at its next switch";
+pub const STEAL_RESOLUTION: &str = "the run queue's steal clock (ns, as the hypervisor \
+    reports it, taken by the scheduler at every switch and wake-up), read at each switch \
+    and wake-up of the thread; steal while it runs undisturbed shows at its next switch";
 
 /// The section, from every thread's `kept`, for series `tags`.
 fn report(
@@ -214,5 +214,6 @@ fn operation(
         culprits,
         page_faults: slow.vector.faults,
         requests: slow.vector.requests,
+        runnable_ns: slow.vector.runnable,
     }
 }
