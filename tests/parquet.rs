@@ -231,6 +231,145 @@ fn other_tools_files_read_back_exactly() {
     assert_eq!(tags, ["read.clat"]);
 }
 
+/// What pyarrow reads from the tables' footers (see check_metadata.py).
+fn read_metadata(dir: &Path) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/parquet/check_metadata.py");
+    json_stdout(
+        StdCommand::new("python3")
+            .arg(script)
+            .arg(dir)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// Each column's physical type, logical type and repetition, as pyarrow
+/// names them.
+const INTERVALS: [(&str, &str); 18] = [
+    ("run", "BYTE_ARRAY String required"),
+    ("probe", "BYTE_ARRAY String optional"),
+    ("series", "BYTE_ARRAY String required"),
+    ("interval", "INT64 None required"),
+    ("start_ns", "INT64 None required"),
+    (
+        "start_time",
+        "INT64 Timestamp(isAdjustedToUTC=true, timeUnit=nanoseconds, \
+         is_from_converted_type=false, force_set_converted_type=false) optional",
+    ),
+    ("length_ns", "INT64 None required"),
+    ("count", "INT64 None required"),
+    ("min_ns", "INT64 None optional"),
+    ("max_ns", "INT64 None optional"),
+    ("sum_ns", "INT64 None required"),
+    ("mean_ns", "DOUBLE None optional"),
+    ("p50_ns", "INT64 None optional"),
+    ("p90_ns", "INT64 None optional"),
+    ("p99_ns", "INT64 None optional"),
+    ("p99_9_ns", "INT64 None optional"),
+    ("p99_99_ns", "INT64 None optional"),
+    ("stall", "BOOLEAN None required"),
+];
+const BUCKETS: [(&str, &str); 6] = [
+    ("run", "BYTE_ARRAY String required"),
+    ("series", "BYTE_ARRAY String required"),
+    ("interval", "INT64 None required"),
+    ("start_ns", "INT64 None required"),
+    ("value_ns", "INT64 None required"),
+    ("count", "INT64 None required"),
+];
+
+/// A table past one row group (2^20 rows) and many pages (20,000 rows
+/// each): a short timer run's intervals repeated, one after another, until
+/// `buckets` has 1.1 M rows. Its footers, as pyarrow reads them, hold the
+/// right row counts per row group, column types and key-value metadata,
+/// and statistics that match the data; the data, read by both readers,
+/// still gives analyze's percentiles.
+#[test]
+fn a_table_of_two_row_groups_has_a_true_footer() {
+    if !have_readers() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short.json");
+    common::timer_run(
+        &short,
+        &[
+            "--runtime",
+            "1s",
+            "--interval",
+            "100us",
+            "--interval-length",
+            "10ms",
+        ],
+    );
+    let mut run = common::read_json(&short);
+    for series in run["series"].as_array_mut().unwrap() {
+        let intervals = series["intervals"].as_array().unwrap().clone();
+        let length = intervals[0]["length_ns"].as_u64().unwrap();
+        let mut repeated = Vec::new();
+        let mut at = 0;
+        while repeated.len() < 12_000 {
+            for interval in &intervals {
+                let mut interval = interval.clone();
+                interval["start_ns"] = Value::from(at * length);
+                repeated.push(interval);
+                at += 1;
+            }
+        }
+        series["intervals"] = Value::from(repeated);
+    }
+    let long = dir.path().join("long.json");
+    std::fs::write(&long, serde_json::to_vec(&run).unwrap()).unwrap();
+    let out = dir.path().join("tables");
+    to_parquet(&[&long], &out);
+    let meta = read_metadata(&out);
+    let read = read_tables(&out, Some(&long));
+    // The data across pages and row groups: both readers agree, and the
+    // whole run's percentiles are analyze's (agrees_with_analyze's stall
+    // check compares float seconds, which drift this far into a run).
+    let analysis = common::analyze_json(&long, &["--percentiles", "50,99,99.9"]);
+    for table in ["intervals", "buckets", "whole", "interval_p99"] {
+        assert_eq!(read["pyarrow"][table], read["duckdb"][table], "{table}");
+    }
+    assert_eq!(read["pyarrow"]["buckets"]["rows"], read["occupied"]);
+    for s in analysis["inputs"][0]["series"].as_array().unwrap() {
+        let tag = s["tag"].as_str().unwrap();
+        for p in ["50", "99", "99.9"] {
+            let whole = &read["pyarrow"]["whole"][tag][p];
+            assert_eq!(whole, &s["summary"]["percentiles"][p], "{tag} p{p}");
+        }
+    }
+    for (table, columns) in [("intervals", &INTERVALS[..]), ("buckets", &BUCKETS[..])] {
+        let m = &meta[table];
+        let rows = read["pyarrow"][table]["rows"].as_u64().unwrap();
+        assert_eq!(m["rows"], rows, "{table}: the footer's row count");
+        let groups: Vec<u64> = m["row_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g.as_u64().unwrap())
+            .collect();
+        assert_eq!(groups.iter().sum::<u64>(), rows, "{table}: {groups:?}");
+        assert!(groups.iter().all(|&g| g <= 1 << 20), "{table}: {groups:?}");
+        let want: serde_json::Map<String, Value> = columns
+            .iter()
+            .map(|(name, kind)| (name.to_string(), Value::from(*kind)))
+            .collect();
+        assert_eq!(m["columns"], Value::from(want), "{table}: column types");
+        assert_eq!(m["statistics"], serde_json::json!([]), "{table}");
+        assert_eq!(m["metadata"]["cauda.schema"], "cauda.parquet/1");
+        assert_eq!(m["metadata"]["cauda.table"], table);
+        assert!(
+            m["created_by"]
+                .as_str()
+                .unwrap()
+                .starts_with("cauda version ")
+        );
+    }
+    let groups = meta["buckets"]["row_groups"].as_array().unwrap().len();
+    assert!(groups >= 2, "buckets spans {groups} row groups");
+}
+
 /// What is at `path`, to check it was left alone.
 fn snapshot(path: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = match std::fs::read_dir(path) {

@@ -1,6 +1,7 @@
 //! `cauda convert --to parquet -o DIR`: two Parquet tables for notebooks and
-//! SQL (pandas, polars, DuckDB, ClickHouse), written with the `parquet`
-//! crate's column writer alone (no Arrow). `DIR/intervals.parquet` has one
+//! SQL (pandas, polars, DuckDB, ClickHouse), written by cauda's own
+//! Parquet writer (`columns.rs`, `chunk.rs`, `encode.rs`, `file.rs`,
+//! `thrift.rs`; no Arrow, no Parquet crate). `DIR/intervals.parquet` has one
 //! row per input × series × interval; `DIR/buckets.parquet` the sparse
 //! histogram behind it, one row per occupied bucket of each interval, so
 //! any percentile of any grouping (a host, a zone, an hour, a whole fleet)
@@ -39,14 +40,17 @@
 //! running Σ count, in increasing `value_ns`, first reaches r, capped at
 //! that maximum (the top bucket's top may lie above it).
 
+mod chunk;
 mod columns;
+mod encode;
+mod file;
+mod thrift;
 
-use ::parquet::basic::{LogicalType, TimeUnit};
-use ::parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use anyhow::Result;
 
 pub use columns::MARK;
-use columns::{Column, Dense, Field, text, write_table};
+use columns::{Column, Dense, Field, Text, text, write_table};
+use file::Logical;
 
 use super::labels::{label_columns, label_keys};
 use crate::analyze::Percentile;
@@ -87,11 +91,11 @@ pub struct Tables {
 
 /// The columns both tables begin with.
 struct Keys {
-    run: Column<ByteArrayType>,
-    series: Column<ByteArrayType>,
-    labels: Vec<Column<ByteArrayType>>,
-    interval: Column<Int64Type>,
-    start_ns: Column<Int64Type>,
+    run: Column<Text>,
+    series: Column<Text>,
+    labels: Vec<Column<Text>>,
+    interval: Column<i64>,
+    start_ns: Column<i64>,
 }
 
 impl Keys {
@@ -106,7 +110,7 @@ impl Keys {
     }
 
     /// Adds `rows` rows of one interval.
-    fn push(&mut self, source: &Source, tag: &ByteArray, [interval, start]: [i64; 2], rows: usize) {
+    fn push(&mut self, source: &Source, tag: &Text, [interval, start]: [i64; 2], rows: usize) {
         if rows == 0 {
             return;
         }
@@ -128,13 +132,13 @@ impl Keys {
 /// `keys`, then the figures).
 struct Intervals {
     keys: Keys,
-    probe: Column<ByteArrayType>,
-    start_time: Column<Int64Type>,
+    probe: Column<Text>,
+    start_time: Column<i64>,
     /// `length_ns`, `count`, `min_ns`, `max_ns`, `sum_ns`.
-    ints: [Column<Int64Type>; 5],
-    mean: Column<DoubleType>,
-    percentiles: [Column<Int64Type>; 5],
-    stall: Column<BoolType>,
+    ints: [Column<i64>; 5],
+    mean: Column<f64>,
+    percentiles: [Column<i64>; 5],
+    stall: Column<bool>,
 }
 
 impl Intervals {
@@ -194,9 +198,9 @@ fn fits(stats: &ExactStats, start: u64, length: u64, wall: Option<u128>) -> Resu
 
 /// What one input brings to every row of its series.
 struct Source {
-    run: ByteArray,
-    probe: Option<ByteArray>,
-    labels: Vec<Option<ByteArray>>,
+    run: Text,
+    probe: Option<Text>,
+    labels: Vec<Option<Text>>,
     start_unix_ns: Option<u128>,
 }
 
@@ -209,8 +213,7 @@ pub fn to_parquet(inputs: &[Loaded]) -> Result<Tables> {
     let mut iv = Intervals {
         keys: Keys::new(&names),
         probe: text("probe", true),
-        start_time: Column::nullable("start_time")
-            .of(LogicalType::timestamp(true, TimeUnit::NANOS)),
+        start_time: Column::nullable("start_time").of(Logical::TimestampNanos),
         ints: [
             Column::new("length_ns"),
             Column::new("count"),
@@ -224,7 +227,7 @@ pub fn to_parquet(inputs: &[Loaded]) -> Result<Tables> {
     };
     let mut bk = Buckets {
         keys: Keys::new(&names),
-        value: Dense::new("value_ns"),
+        value: Dense::increasing("value_ns"),
         count: Dense::new("count"),
     };
     for input in inputs {
@@ -269,7 +272,7 @@ fn add_series(
         .iter()
         .map(|(p, _)| Percentile::parse(p))
         .collect::<Result<_, _>>()?;
-    let tag: ByteArray = series.tag.as_str().into();
+    let tag: Text = series.tag.as_str().into();
     let mut points = Vec::with_capacity(series.intervals.len());
     for (i, interval) in series.intervals.iter().enumerate() {
         let at = |e: String| format!("interval {i}: {e}");
