@@ -465,7 +465,9 @@ int BPF_PROG(blame_hrtimer_entry, void *timer, void *now_arg)
 	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
 
 	if (c) {
-		mark_awake(c, bpf_ktime_get_ns());
+		/* The clock only when it is the CPU's first event after idle. */
+		if (c->idle_since && !c->awake)
+			c->awake = bpf_ktime_get_ns();
 		c->in_timer = 1;
 	}
 	return 0;
