@@ -2344,7 +2344,7 @@ def synth_blame(doc) -> dict:
                     "latency_ns": lat, "causes": dict(causes),
                     "culprits": [{"comm": "stress-ng", "pid": 4242, "ns": lat // 3},
                                  {"comm": "python3", "pid": 77, "ns": lat // 6}],
-                    "page_faults": 3, "requests": 0})
+                    "page_faults": 3, "requests": 0, "runnable_ns": lat // 2 + lat // 5})
     ops.sort(key=lambda o: -o["latency_ns"])
     return {"threshold": {"rule": "previous_p99"}, "series": [{"tag": tag, "intervals": ivs}],
             "slowest": ops, "kept": 100, "lost": {}, "steal_resolution": "each scheduler clock update"}
@@ -2457,6 +2457,11 @@ def c16_files(d: str):
          lambda b, _: b["slowest"][0]["causes"].update({"\x1b]0;pwned\x07gremlins": 1}), "control character"),
         ("a cause key not a cause, 100 KB long", "keylong",
          lambda b, _: b["slowest"][0]["causes"].update({"g" * 100_000: 1}), "bytes long"),
+        ("runnable_ns one past the latency", "runnable",
+         lambda b, _: b["slowest"][0].update(runnable_ns=b["slowest"][0]["latency_ns"] + 1),
+         "longer than its latency"),
+        ("runnable_ns 2^64-1", "runnable64",
+         lambda b, _: b["slowest"][0].update(runnable_ns=big), "longer than its latency"),
         ("causes summing past the latency", "over",
          lambda b, _: b["slowest"][0]["causes"].update(run_queue=b["slowest"][0]["latency_ns"] + 1),
          "more than the latency"),
@@ -2495,6 +2500,7 @@ def c16_files(d: str):
         return "" if "its blame section cannot be read" in r.err else "no warning that the section was left out"
     for case, name, fn in (
         ("kept negative", "neg", lambda b, _: b.update(kept=-1)),
+        ("runnable_ns negative", "runnableneg", lambda b, _: b["slowest"][0].update(runnable_ns=-1)),
         ("latency_ns a float", "float", lambda b, _: b["slowest"][0].update(latency_ns=1.5)),
         ("kept a string", "str", lambda b, _: b.update(kept="100")),
         ("a cause's ns a string", "causestr", lambda b, _: b["slowest"][0]["causes"].update(run_queue="1ms")),
