@@ -317,7 +317,10 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 	__u64 now;
 	struct cauda_blame *b;
 
-	if (!c)
+	/* Neither task blamed and no blamed thread waiting here: nothing to
+	 * count (when one starts to wait, its own wake-up time bounds the
+	 * culprit's, so the start of the task now running is not needed). */
+	if (!c || (!prev_slot && !next_slot && !c->waiter))
 		return 0;
 	now = bpf_ktime_get_ns();
 	b = in_slot(prev_slot);

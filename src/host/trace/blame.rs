@@ -206,20 +206,27 @@ impl Cell {
     }
 
     /// The counters now without the culprits' ring (half the copy: what an
-    /// operation's start needs).
+    /// operation's start needs), written over `into` in place (no
+    /// 776-byte value made and moved at every operation).
     #[inline]
-    pub fn read_head(&self) -> Counters {
-        self.copy(std::mem::offset_of!(Counters, holders) / 8)
+    pub fn read_head_into(&self, into: &mut Counters) {
+        self.copy_into(into, std::mem::offset_of!(Counters, holders) / 8);
     }
 
     #[inline]
     fn copy(&self, words: usize) -> Counters {
+        let mut copy = Counters::default();
+        self.copy_into(&mut copy, words);
+        copy
+    }
+
+    #[inline]
+    fn copy_into(&self, into: &mut Counters, words: usize) {
         let seq = |c: *const Counters| {
             // SAFETY: as in `open`.
             unsafe { std::ptr::addr_of!((*c).seq).read_volatile() }
         };
-        let mut copy = Counters::default();
-        let to = std::ptr::addr_of_mut!(copy).cast::<u64>();
+        let to = std::ptr::from_mut(into).cast::<u64>();
         let from = self.at.cast::<u64>().cast_const();
         for _ in 0..8 {
             let before = seq(self.at);
@@ -235,7 +242,6 @@ impl Cell {
                 break;
             }
         }
-        copy
     }
 }
 

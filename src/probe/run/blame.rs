@@ -326,7 +326,7 @@ impl OpHook for Hook {
         // (`blame::backlog_vector`).
         self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
         if !self.backlog {
-            self.start = self.cell.read_head();
+            self.cell.read_head_into(&mut self.start);
         }
         self.open = Some(intended_ns);
     }
