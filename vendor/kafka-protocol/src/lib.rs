@@ -62,44 +62,11 @@
 //! send_request(&buf[..]);
 //! ```
 //!
-//! ## Deserializing an Unknown Request
+//! ## Trimmed for cauda
 //!
-//! The [`messages`] module provides the enums [`messages::RequestKind`], [`messages::ResponseKind`],
-//! and [`messages::ApiKey`] for matching on unknown requests and responses.
-//!
-//! A simple example for decoding an unknown message encoded in `buf`:
-//! ```rust
-//! use kafka_protocol::messages::{RequestHeader, ApiVersionsRequest, ApiKey, RequestKind};
-//! use kafka_protocol::protocol::{Encodable, Decodable, StrBytes, HeaderVersion, decode_request_header_from_buffer, encode_request_header_into_buffer};
-//! use bytes::{BytesMut, Buf};
-//! use std::convert::TryFrom;
-//! use kafka_protocol::protocol::buf::ByteBuf;
-//! # let mut buf = BytesMut::new();
-//! # let mut req_header = RequestHeader::default();
-//! # req_header.request_api_version = 3;
-//! # req_header.request_api_key = ApiKey::ApiVersions as i16;
-//! # req_header.client_id = Some(StrBytes::from_static_str("example"));
-//! # encode_request_header_into_buffer(&mut buf, &req_header).unwrap();
-//! # let mut api_versions_req = ApiVersionsRequest::default();
-//! # api_versions_req.client_software_version = StrBytes::from_static_str("1.0");
-//! # api_versions_req.client_software_name = StrBytes::from_static_str("example-client");
-//! # api_versions_req.encode(&mut buf, 3).unwrap();
-//!
-//!
-//! let header = decode_request_header_from_buffer(&mut buf).unwrap();
-//! let api_key = ApiKey::try_from(header.request_api_version);
-//! let req = match api_key {
-//!     ApiVersionsKey => RequestKind::ApiVersions(ApiVersionsRequest::decode(&mut buf, header.request_api_version).unwrap()),
-//! };
-//!
-//! // match on enum elsewhere and do work
-//! match req {
-//!     RequestKind::ApiVersions(req) => {
-//!         assert_eq!(req.client_software_name.to_string(), "example-client".to_string());
-//!     }
-//!     _ => panic!()
-//! }
-//! ```
+//! This copy has the messages of the eight APIs cauda sends and nothing else:
+//! `RequestKind`, `ResponseKind` and the `messages_enums` feature are removed,
+//! and `ApiKey` names only those APIs (cauda's vendor/README.md).
 #![deny(missing_docs)]
 // Display required features for items when rendering for docs.rs
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -51,7 +51,7 @@
 //!
 //! # Interval logs
 //!
-//! See the `interval_log` module.
+//! Removed from cauda's copy (vendor/README.md); cauda reads and writes them itself.
 //!
 //! ### Integration with general-purpose serialization libraries
 //!
@@ -197,7 +197,7 @@ pub use self::v2_deflate_serializer::{V2DeflateSerializeError, V2DeflateSerializ
 mod deserializer;
 pub use self::deserializer::{DeserializeError, Deserializer};
 
-pub mod interval_log;
+// cauda: the interval log module (its only use of nom) is removed (vendor/README.md).
 
 const V2_COOKIE_BASE: u32 = 0x1c84_9303;
 const V2_COMPRESSED_COOKIE_BASE: u32 = 0x1c84_9304;
