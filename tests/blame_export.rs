@@ -55,7 +55,7 @@ fn runs(dir: &Path, slow: u64) -> (PathBuf, PathBuf, Vec<Value>) {
                            "unexplained": unexplained, "page_fault": 2},
                 "culprits": [{"comm": "stress-ng", "pid": 777, "ns": run_queue * 3 / 4},
                              {"comm": "python3", "pid": 901, "ns": run_queue / 4}],
-                "page_faults": 2, "requests": 0,
+                "page_faults": 2, "requests": 0, "runnable_ns": run_queue + idle,
             })
         })
         .collect();
@@ -131,6 +131,7 @@ fn a_run_with_blame_converts_to_a_trace_holding_every_slow_operation() {
         let parent = mine.iter().find(|e| e["pid"] == 1).unwrap();
         assert_eq!((ns(&parent["ts"]), ns(&parent["dur"])), (start, latency));
         assert_eq!(parent["args"]["causes"], op["causes"]);
+        assert_eq!(parent["args"]["runnable_ns"], op["runnable_ns"]);
         let on_cpu = mine.iter().find(|e| e["pid"] == 2).unwrap();
         assert!(
             on_cpu["name"].as_str().unwrap().contains("stress-ng"),

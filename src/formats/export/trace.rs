@@ -302,6 +302,7 @@ fn operation_args(op: &SlowOperation, rank: usize) -> Value {
         "culprits": culprits,
         "page_faults": op.page_faults,
         "requests": op.requests,
+        "runnable_ns": op.runnable_ns,
     })
 }
 
