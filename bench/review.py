@@ -8,7 +8,8 @@ accepted, and how fast a signal is acted on in every disk phase. Each class
 first proves its detector can fail (a victim modified on purpose, a process
 that ignores SIGTERM, a run file made inconsistent by hand, ...).
 
-Python 3.11 standard library only. Entry point: bench/review.sh.
+Python 3.11 standard library only, but for class 17 (pyarrow and DuckDB, skipped
+when missing). Entry point: bench/review.sh.
 """
 
 from __future__ import annotations
