@@ -8,7 +8,8 @@ accepted, and how fast a signal is acted on in every disk phase. Each class
 first proves its detector can fail (a victim modified on purpose, a process
 that ignores SIGTERM, a run file made inconsistent by hand, ...).
 
-Python 3.11 standard library only. Entry point: bench/review.sh.
+Python 3.11 standard library only, but for class 17 (pyarrow and DuckDB, skipped
+when missing). Entry point: bench/review.sh.
 """
 
 from __future__ import annotations
@@ -2779,6 +2780,595 @@ def class16():
     c16_kernel(d)
 
 
+# --------------------------------------------------------------------------
+# class 17: cauda's own Parquet writer under attack (issue 31)
+
+C17 = "17 Parquet writer (issue 31)"
+HIGHEST_NS = 3_600_000_000_000  # cauda's histograms: 1 ns to 1 h, 3 digits
+
+
+def hist_index(v: int, sig: int = 3) -> int:
+    """HdrHistogram's counts index of V (lowest discernible 1)."""
+    sub_count = 1 << (2 * 10 ** sig - 1).bit_length()
+    half_mag = sub_count.bit_length() - 2
+    bucket = (v | (sub_count - 1)).bit_length() - half_mag - 1
+    sub = v >> bucket
+    return ((bucket + 1) << half_mag) + (sub - (sub_count >> 1))
+
+
+def encode_hist(values: dict[int, int], highest: int = HIGHEST_NS, sig: int = 3) -> str:
+    """{value: count} as a V2 compressed HdrHistogram (base64), as cauda and Java write it."""
+    counts: dict[int, int] = {}
+    for v, n in values.items():
+        counts[hist_index(v, sig)] = counts.get(hist_index(v, sig), 0) + n
+
+    def zz(x: int) -> bytes:
+        u = (x << 1) ^ (x >> 63)
+        out = bytearray()
+        while u >= 0x80:
+            out.append(u & 0x7F | 0x80)
+            u >>= 7
+        out.append(u)
+        return bytes(out)
+
+    payload, at = bytearray(), 0
+    for i in sorted(counts):
+        if i > at:
+            payload += zz(-(i - at)) if i - at > 1 else zz(0)
+        payload += zz(counts[i])
+        at = i + 1
+    inner = struct.pack(">iiiiqqd", 0x1C849303, len(payload), 0, sig, 1, highest, 1.0) + bytes(payload)
+    comp = zlib.compress(inner, 6)
+    return base64.b64encode(struct.pack(">iI", 0x1C849304, len(comp)) + comp).decode()
+
+
+def c17_interval(start: int, values: dict[int, int], length: int = 1_000_000_000, hist: str | None = None) -> dict:
+    n = sum(values.values())
+    return {"start_ns": start, "length_ns": length, "count": n,
+            "min": min(values) if n else 0, "max": max(values) if n else 0,
+            "sum": sum(v * c for v, c in values.items()),
+            "histogram": hist if hist is not None else encode_hist(values)}
+
+
+def c17_run(base: dict, series: list[tuple[str, list[dict]]], labels: dict | None = None) -> dict:
+    """A copy of the run file BASE holding SERIES [(tag, intervals)] (no integrity line: edited)."""
+    doc = json.loads(json.dumps(base))
+    doc.pop("integrity", None)
+    template = doc["series"][0]
+    doc["series"] = [dict(template, tag=tag, intervals=ivs) for tag, ivs in series]
+    if labels is not None:
+        doc["labels"] = labels
+    ends = [iv["start_ns"] + iv["length_ns"] for _, ivs in series for iv in ivs]
+    doc["duration_ns"] = max(ends, default=0)
+    return doc
+
+
+def c17_readers():
+    try:
+        import duckdb  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+        return None
+    except ImportError as e:
+        return str(e)
+
+
+C17_INTERVALS = ["run", "probe", "series", "interval", "start_ns", "start_time", "length_ns", "count", "min_ns",
+                 "max_ns", "sum_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "stall"]
+C17_BUCKETS = ["run", "series", "interval", "start_ns", "value_ns", "count"]
+C17_TYPES = {"run": "BYTE_ARRAY", "probe": "BYTE_ARRAY", "series": "BYTE_ARRAY", "mean_ns": "DOUBLE",
+             "stall": "BOOLEAN", "start_time": "INT64"}
+
+
+def c17_footer(path: str, table: str, want_rows: int, labels: list[str]) -> list[str]:
+    """The footer of PATH against its data: row counts, row groups, types, min/max/null statistics."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    problems = []
+    meta = pq.read_metadata(path)
+    pf = pq.ParquetFile(path)
+    if meta.num_rows != want_rows:
+        problems.append(f"{table}: footer says {meta.num_rows} rows, want {want_rows}")
+    groups = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+    if sum(groups) != meta.num_rows or any(g > 1 << 20 or g == 0 for g in groups):
+        problems.append(f"{table}: row groups {groups[:5]} against {meta.num_rows} rows")
+    fixed = C17_INTERVALS if table == "intervals" else C17_BUCKETS
+    names = [pf.schema.column(i).name for i in range(len(pf.schema))]
+    want_names = fixed[:3] + labels + fixed[3:] if table == "intervals" else fixed[:2] + labels + fixed[2:]
+    if names != want_names:
+        problems.append(f"{table}: columns {names} want {want_names}")
+    for i in range(len(pf.schema)):
+        c = pf.schema.column(i)
+        want = C17_TYPES.get(c.name, "BYTE_ARRAY" if c.name in labels else "INT64")
+        if c.physical_type != want:
+            problems.append(f"{table}.{c.name}: {c.physical_type}, want {want}")
+    meta_kv = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
+    if meta_kv.get("cauda.table") != table or meta_kv.get("cauda.schema") != "cauda.parquet/1":
+        problems.append(f"{table}: key-value metadata {meta_kv}")
+    for g in range(meta.num_row_groups):
+        data = pf.read_row_group(g)
+        if data.num_rows != groups[g]:
+            problems.append(f"{table} group {g}: {data.num_rows} rows read, footer {groups[g]}")
+        for i in range(meta.num_columns):
+            chunk = meta.row_group(g).column(i)
+            values = data[chunk.path_in_schema]
+            st = chunk.statistics
+            if st is None or not st.has_null_count or st.null_count != values.null_count:
+                problems.append(f"{table} group {g} {chunk.path_in_schema}: null count "
+                                f"{st and st.null_count} != {values.null_count}")
+            if values.null_count == len(values):
+                continue
+            mm = pc.min_max(values).as_py()
+            if not st.has_min_max or (st.min, st.max) != (mm["min"], mm["max"]):
+                got = (st.min, st.max) if st.has_min_max else None
+                problems.append(f"{table} group {g} {chunk.path_in_schema}: bounds {str(got)[:80]} != "
+                                f"{str((mm['min'], mm['max']))[:80]}")
+    return problems
+
+
+def c17_rank_value(pairs, lo, hi, n, p: str):
+    """cauda's rank rule (src/formats/export/parquet/mod.rs) over (value, count) pairs."""
+    from fractions import Fraction
+    q = Fraction(p) / 100
+    r = max(1, -(-q.numerator * n // q.denominator))
+    if r <= 1:
+        return lo
+    if r >= n:
+        return hi
+    cum = 0
+    for value, count in pairs:
+        cum += count
+        if cum >= r:
+            return min(value, hi)
+    return hi
+
+
+def c17_check(d: str, inputs: list[str], exact_intervals: bool = True) -> list[str]:
+    """Reads DIR's two tables with pyarrow and DuckDB; checks footers, and every figure against
+    `cauda convert --to json` and `cauda analyze --json` of each input. EXACT_INTERVALS: an
+    interval's percentiles from `buckets` equal its own (inputs of cauda's 3-digit shape)."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    problems: list[str] = []
+    paths = {t: os.path.join(d, f"{t}.parquet") for t in ("intervals", "buckets")}
+    try:
+        tables = {t: pq.read_table(p) for t, p in paths.items()}
+    except Exception as e:  # noqa: BLE001
+        return [f"pyarrow cannot read it: {e}"[:300]]
+    iv_t = tables["intervals"]
+    labels = [c for c in iv_t.column_names if c not in C17_INTERVALS]
+    at = iv_t.column_names.index("start_time")
+    iv = iv_t.set_column(at, "start_time", iv_t["start_time"].cast(pa.int64())).to_pylist()
+    bk = tables["buckets"].to_pylist()
+    for t, rows in (("intervals", len(iv)), ("buckets", len(bk))):
+        try:
+            problems += c17_footer(paths[t], t, rows, labels)
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"{t}: footer unreadable: {e}"[:300])
+    con = duckdb.connect()
+    try:
+        for t, rows in (("intervals", iv), ("buckets", bk)):
+            q = f"SELECT count(*), coalesce(sum(count), 0), count(DISTINCT run), count(DISTINCT series) FROM read_parquet(?)"
+            got = con.execute(q, [paths[t]]).fetchall()[0]
+            want = (len(rows), sum(r["count"] for r in rows), len({r["run"] for r in rows}),
+                    len({r["series"] for r in rows}))
+            if tuple(int(x) for x in got) != want:
+                problems.append(f"DuckDB {t}: rows, values, runs, series {got} != pyarrow's {want}")
+        q = """SELECT run, series, interval, sum(count), max(value_ns) FROM read_parquet(?)
+               GROUP BY ALL ORDER BY ALL"""
+        duck_bk = {(r, s, i): (int(n), int(m)) for r, s, i, n, m in con.execute(q, [paths["buckets"]]).fetchall()}
+        q = "SELECT run, series, interval, count, min_ns, max_ns, sum_ns, p99_ns, stall FROM read_parquet(?)"
+        duck_iv = {(r[0], r[1], r[2]): r[3:] for r in con.execute(q, [paths["intervals"]]).fetchall()}
+        for r in iv:
+            k = (r["run"], r["series"], r["interval"])
+            row = (r["count"], r["min_ns"], r["max_ns"], r["sum_ns"], r["p99_ns"], r["stall"])
+            if duck_iv.get(k) != row:
+                problems.append(f"DuckDB intervals row {k}: {duck_iv.get(k)} != pyarrow's {row}")
+                break
+    except Exception as e:  # noqa: BLE001
+        return problems + [f"DuckDB cannot read it: {e}"[:300]]
+    by_iv: dict = {}
+    for r in bk:
+        by_iv.setdefault((r["run"], r["series"], r["interval"]), []).append((r["value_ns"], r["count"]))
+    for k, pairs in by_iv.items():
+        if [v for v, _ in pairs] != sorted({v for v, _ in pairs}):
+            problems.append(f"buckets {k}: value_ns not strictly increasing")
+        if duck_bk.get(k) != (sum(c for _, c in pairs), max(v for v, _ in pairs)):
+            problems.append(f"buckets {k}: DuckDB {duck_bk.get(k)}")
+    for source in inputs:
+        mine = [r for r in iv if r["run"] == source]
+        exported = os.path.join(d, "..", os.path.basename(d) + ".export.json")
+        r = run(["convert", source, "--to", "json", "-o", exported, "--force"], label=f"convert --to json {source}")
+        a = run(["analyze", source, "--json", "--percentiles", "50,99,99.9", "--timeline"], label=f"analyze {source}")
+        if r.code != 0 or a.code != 0:
+            problems.append(f"{source}: convert --to json / analyze exit {r.code}/{a.code}: {r.first_err(80)}")
+            continue
+        run_doc = json.load(open(exported))
+        series = [s for s in json.loads(a.out)["inputs"][0]["series"] if s.get("percentiles_only") is not True]
+        exp_series = {s["tag"]: s for s in run_doc["series"]}
+        if len(mine) != sum(s["intervals"] for s in series):
+            problems.append(f"{os.path.basename(source)}: {len(mine)} interval rows, analyze has "
+                            f"{sum(s['intervals'] for s in series)} intervals")
+        for s in series:
+            tag = s["tag"]
+            rows = sorted((x for x in mine if x["series"] == tag), key=lambda x: x["interval"])
+            exp = exp_series.get(tag, {}).get("intervals", [])
+            for i, (row, point) in enumerate(zip(rows, s["timeline"])):
+                e = exp[i] if i < len(exp) else {}
+                n = row["count"]
+                want = (i, point["count"], e.get("count"), e.get("min") if n else None, e.get("max") if n else None,
+                        e.get("sum"), point["p99"] if n else None, point["p50"] if n else None,
+                        e.get("start_ns"), e.get("length_ns"))
+                got = (row["interval"], n, n, row["min_ns"], row["max_ns"], row["sum_ns"], row["p99_ns"],
+                       row["p50_ns"], row["start_ns"], row["length_ns"])
+                if want != got:
+                    problems.append(f"{tag!r:.40} interval {i}: (index count count min max sum p99 p50 start length)"
+                                    f" {got} != convert/analyze {want}")
+                    break
+                pairs = by_iv.get((source, tag, i), [])
+                if sum(c for _, c in pairs) != n:
+                    problems.append(f"{tag!r:.40} interval {i}: buckets hold {sum(c for _, c in pairs)} of {n}")
+                    break
+                if n == 0:
+                    if any(row[c] is not None for c in ("min_ns", "max_ns", "mean_ns", "p50_ns", "p99_99_ns")):
+                        problems.append(f"{tag!r:.40} interval {i}: empty, yet min/max/mean/percentiles not null")
+                    continue
+                for p, col in (("50", "p50_ns"), ("90", "p90_ns"), ("99", "p99_ns"), ("99.9", "p99_9_ns"),
+                               ("99.99", "p99_99_ns")):
+                    from_buckets = c17_rank_value(pairs, row["min_ns"], row["max_ns"], n, p)
+                    ok = (from_buckets == row[col] if exact_intervals
+                          else row[col] <= from_buckets <= row[col] * 1.001 + 1)
+                    if not ok:
+                        problems.append(f"{tag!r:.40} interval {i}: {col} {row[col]}, buckets give {from_buckets}")
+                        break
+            whole: dict = {}
+            for row in rows:
+                for v, c in by_iv.get((source, tag, row["interval"]), []):
+                    whole[v] = whole.get(v, 0) + c
+            filled = [x for x in rows if x["count"]]
+            n = sum(whole.values())
+            if n != s["summary"]["count"]:
+                problems.append(f"{tag!r:.40}: buckets hold {n} values, analyze counts {s['summary']['count']}")
+            elif n:
+                lo, hi = min(x["min_ns"] for x in filled), max(x["max_ns"] for x in filled)
+                for p in ("50", "99", "99.9"):
+                    got = c17_rank_value(sorted(whole.items()), lo, hi, n, p)
+                    if got != s["summary"]["percentiles"][p]:
+                        problems.append(f"{tag!r:.40} p{p}: {got} from buckets, analyze {s['summary']['percentiles'][p]}")
+    return problems
+
+
+def c17_leftovers(d: str) -> list[str]:
+    """Every *.parquet in D must read whole; nothing else may be left there."""
+    import pyarrow.parquet as pq
+    bad = []
+    if not os.path.isdir(d):
+        return bad
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        if name.endswith(".parquet"):
+            try:
+                pq.read_table(p)
+            except Exception as e:  # noqa: BLE001
+                bad.append(f"{name} unreadable ({str(e)[:60]})")
+        else:
+            bad.append(f"{name} left behind")
+    return bad
+
+
+def class17():
+    print(f"\n== {C17}")
+    missing = c17_readers()
+    if missing:
+        R.row(C17, "pyarrow and DuckDB", "importable", f"{missing}: skipped (pip install pyarrow duckdb)", "SKIP")
+        return
+    d = R.path("c17")
+    os.makedirs(d, exist_ok=True)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fixtures = os.path.join(repo, "tests", "fixtures")
+    base_path = R.path("fix", "run.json")
+    base = json.load(open(base_path))
+    seq = iter(range(10 ** 6))
+
+    def out_dir() -> str:
+        return os.path.join(d, f"out{next(seq)}")
+
+    def write(name: str, doc: dict) -> str:
+        p = os.path.join(d, name)
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        return p
+
+    def converts(case, inputs, exact=True, dest=None, extra=(), timeout=HANG_S):
+        dest = dest or out_dir()
+        r = run(["convert", *inputs, "--to", "parquet", "-o", dest, *extra], label=f"c17 {case}", timeout=timeout)
+        if r.code != 0:
+            problems = [f"exit {exit_code_text(r.code)}: {r.first_err(200)}"]
+        else:
+            problems = c17_check(dest, inputs, exact) + c17_leftovers(dest)
+        note = re.search(r"\((\d+) rows\) and .*\((\d+) rows\)", r.err)
+        shown = f"exit 0, {note.group(1)} + {note.group(2)} rows, both readers agree" if note else "exit 0"
+        R.row(C17, case, "exit 0; footers, pyarrow, DuckDB, convert --to json and analyze agree",
+              "; ".join(problems)[:700] if problems else shown, "FAIL" if problems else "PASS")
+        if problems:
+            R.row(C17, "  reproduce", "", r.cmd, "INFO")
+        return dest
+
+    def refused(case, inputs, dest, codes=(2,), needle="", extra=()):
+        before = {n: snap(os.path.join(dest, n)) for n in (os.listdir(dest) if os.path.isdir(dest) else [])}
+        r = run(["convert", *inputs, "--to", "parquet", "-o", dest, *extra], label=f"c17 {case}", bad_input=True)
+        problems = []
+        if r.code not in codes or needle not in r.err:
+            problems.append(f"exit {exit_code_text(r.code)}: {r.first_err(160)}")
+        after = {n: snap(os.path.join(dest, n)) for n in (os.listdir(dest) if os.path.isdir(dest) else [])}
+        if after != before:
+            changed = sorted(set(after) ^ set(before) | {n for n in before if n in after and before[n] != after[n]})
+            problems.append(f"the directory changed: {changed}")
+        R.row(C17, case, f"exit {'/'.join(map(str, codes))} naming '{needle}', directory as it was",
+              "; ".join(problems)[:500] if problems else f"exit {r.code}: {r.first_err(120)}",
+              "FAIL" if problems else "PASS")
+        return r
+
+    # -- inputs of one shape or another --------------------------------------
+    one = os.path.join(d, "one.json")
+    run(["timer", "--runtime", "300ms", "-q", "-o", one], label="c17 fixture: timer 300ms")
+    converts("a run of one interval (timer 300ms)", [one])
+    converts("the 3 s fixture run", [base_path])
+    tag = base["series"][0]["tag"]
+    converts("a run of zero intervals", [write("zero.json", c17_run(base, [(tag, [])]))])
+    empty = [c17_interval(i * 10 ** 9, {}) for i in range(4)]
+    converts("every interval empty (count 0)", [write("empty.json", c17_run(base, [(tag, empty)]))])
+    mixed = [c17_interval(0, {}), c17_interval(10 ** 9, {5000: 7}), c17_interval(2 * 10 ** 9, {})]
+    converts("empty intervals around one value", [write("mixed.json", c17_run(base, [(tag, mixed)]))])
+    same = [c17_interval(i * 10 ** 9, {123_456: 1000}) for i in range(5)]
+    converts("one value throughout (123456 ns x 1000 x 5)", [write("same.json", c17_run(base, [(tag, same)]))])
+    top = [c17_interval(0, {HIGHEST_NS: 3, 1: 1}), c17_interval(10 ** 9, {HIGHEST_NS: 1})]
+    converts("values at the highest trackable value (1 h) and 1 ns",
+             [write("top.json", c17_run(base, [(tag, top)]))])
+    # Past int64: a sum of 3 M values at 1 h (1.08e19 ns) is refused, not rounded.
+    big_sum = [c17_interval(0, {HIGHEST_NS: 3_000_000})]
+    refused("a sum past int64 (3 M values at 1 h)", [write("bigsum.json", c17_run(base, [(tag, big_sum)]))],
+            out_dir(), needle="int64")
+    far = c17_interval(0, {HIGHEST_NS: 1})
+    far["start_ns"] = 2 ** 63 + 5
+    refused("an interval starting past int64 (2^63 ns)", [write("farstart.json", c17_run(base, [(tag, [far])]))],
+            out_dir(), needle="")
+    liar = c17_interval(0, {HIGHEST_NS: 1})
+    liar["max"] = 2 ** 64 - 1
+    refused("an interval claiming max u64::MAX (histogram says 1 h)",
+            [write("liar.json", c17_run(base, [(tag, [liar])]))], out_dir(), needle="")
+    for name, highest, value in (("past 1 h (10 h)", 2 ** 62, 36_000_000_000_000),
+                                 ("near 2^62 ns", 2 ** 62, 2 ** 62 - 2 ** 50)):
+        p = os.path.join(d, f"far-{next(seq)}.hlog")
+        with open(p, "w") as f:
+            f.write("#[StartTime: 1700000000.000 (seconds since epoch)]\n")
+            f.write('"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"\n')
+            f.write(f"0.000,1.000,{value / 1e6:.3f},{encode_hist({value: 2, 1000: 98}, highest)}\n")
+        r = run(["convert", p, "--to", "parquet", "-o", out_dir()], label=f"c17 hlog {name}", bad_input=True)
+        if r.code == 0:
+            # cauda's buckets end at 1 h: a value above lands in the top bucket (record::histogram::
+            # own_buckets, as analyze's whole-series percentiles do), so `buckets` cannot give it back.
+            dest = os.path.join(d, f"far-out-{next(seq)}")
+            r = run(["convert", p, "--to", "parquet", "-o", dest], label=f"c17 hlog {name} again")
+            problems = c17_check(dest, [p], False) if r.code == 0 else [f"exit {r.code}"]
+            clamp = [x for x in problems if "buckets give 3601330077695" in x]
+            R.row(C17, f"an .hlog with values {name}", "exact tables; values above 1 h in the top bucket (documented)",
+                  "; ".join(problems)[:300] or "as expected",
+                  "FAIL" if len(clamp) != len(problems) else ("NOTE" if problems else "PASS"))
+        else:
+            R.row(C17, f"an .hlog with values {name}", "exit 0 and exact tables, or exit 2 saying why",
+                  f"exit {exit_code_text(r.code)}: {r.first_err(140)}", "PASS" if r.code == 2 else "FAIL")
+
+    # -- text: unicode, quotes, commas, 1 KiB ---------------------------------
+    kib = "é" * 300 + "🦀" * 100 + "x" * 24  # 1024 bytes
+    assert len(kib.encode()) == 1024
+    weird_tags = ["🦀 wakeup 🔥", "e\u0301\u0327 combining", 'he said "hi", then, left', kib,
+                  "count", "", "z" * 5]
+    labels = {"emoji": "🦀🔥", "combining": "n\u0303a\u0308", "quote": '"a,b",\'c\'', "long": kib,
+              "count": "clashes with a column", "zone": "eu-west-1\u200d", "empty": ""}
+    ivs = [c17_interval(i * 10 ** 9, {1000 + i: 5, 90_000: 1}) for i in range(3)]
+    converts("tags and labels: emoji, combining marks, quotes, commas, 1 KiB, a fixed column's name",
+             [write("unicode.json", c17_run(base, [(t, ivs) for t in weird_tags], labels))])
+    refused("a tag holding a tab and a newline", [write("ctrl.json", c17_run(base, [("tab\tnew\nline", ivs)]))],
+            out_dir(), needle="control character")
+    lab = os.path.join(d, "labelled.json")
+    largs = [a for k, v in labels.items() if v for a in ("--label", f"{k}={v}")]
+    r = run(["timer", "--runtime", "300ms", "-q", "-o", lab, *largs], label="c17 fixture: labelled timer")
+    if r.code == 0:
+        converts("labels given to cauda timer --label (unicode, quotes, 1 KiB)", [lab])
+    else:
+        R.row(C17, "labels given to cauda timer --label", "exit 0", f"exit {r.code}: {r.first_err(140)}", "FAIL")
+
+    # -- many series, dictionary fallbacks --------------------------------------
+    many = [(f"series-{i:04d}", [c17_interval(j * 10 ** 9, {1000 + i: 3, 5000 + j: 1}) for j in range(3)])
+            for i in range(400)]
+    converts("400 series of 3 intervals", [write("many.json", c17_run(base, many))])
+    long_tags = [(f"{i:05d}" + kib[:-5], [c17_interval(0, {1000 + i: 1})]) for i in range(1100)]
+    converts("1100 distinct 1 KiB tags (a text dictionary past 1 MiB: PLAIN pages)",
+             [write("longtags.json", c17_run(base, long_tags))])
+    wide = {v: 1 for v in range(1, 1025)}
+    wide_hist = encode_hist(wide)
+    distinct = [c17_interval(i * 10 ** 9, {v: i * 1024 + v for v in range(1, 1025)}) for i in range(160)]
+    converts("163,840 distinct bucket counts (an int64 dictionary past 1 MiB)",
+             [write("distinct.json", c17_run(base, [(tag, distinct)]))])
+
+    # -- row-group (1 Mi rows) and page (20,000 rows) edges --------------------
+    def bucket_rows(n_rows: int) -> list[dict]:
+        ivs, left, i = [], n_rows, 0
+        while left:
+            k = min(1024, left)
+            vals = wide if k == 1024 else {v: 1 for v in range(1, k + 1)}
+            ivs.append(c17_interval(i * 10 ** 9, vals, hist=wide_hist if k == 1024 else None))
+            left -= k
+            i += 1
+        return ivs
+
+    for rows in (20_000, 20_001, 1 << 20, (1 << 20) + 1):
+        p = write(f"rows{rows}.json", c17_run(base, [(tag, bucket_rows(rows))]))
+        converts(f"buckets of exactly {rows:,} rows", [p], timeout=120)
+    for rows in (20_000, 20_001):
+        ivs = [c17_interval(i * 10 ** 6, {1000 + i % 7: 1}, length=10 ** 6) for i in range(rows)]
+        converts(f"intervals of exactly {rows:,} rows", [write(f"ivrows{rows}.json", c17_run(base, [(tag, ivs)]))],
+                 timeout=120)
+
+    # -- other tools' files, several inputs at once ---------------------------
+    hlogs = [R.path("fix", "run.hlog")] + [os.path.join(fixtures, "hdr", n) for n in ("java.hlog", "python.hlog")]
+    fio = [os.path.join(fixtures, "fio", n) for n in ("hist_clat_hist.1.log", "lat_rw_clat.1.log")]
+    for p in hlogs + fio:
+        converts(f"{os.path.relpath(p, repo) if p.startswith(repo) else 'the fixture run.hlog'}", [p], exact=False)
+    disk = os.path.join(d, "disk.json")
+    r = run(["disk", "--file", os.path.join(d, "disk.dat"), "--size", "8m", "--runtime", "1s", "-q", "-o", disk],
+            label="c17 fixture: disk 1s", timeout=60)
+    several = [base_path, one, write("unicode2.json", c17_run(base, [(t, ivs) for t in weird_tags[:3]], labels)),
+               hlogs[1], fio[0]] + ([disk] if r.code == 0 else [])
+    converts(f"{len(several)} inputs at once: timer runs, disk, unicode labels, .hlog, fio log", several, exact=False)
+
+    # -- the output directory ---------------------------------------------------
+    foreign = out_dir()
+    os.makedirs(foreign)
+    open(os.path.join(foreign, "notes.txt"), "w").write("mine\n")
+    refused("-o a directory holding another file", [one], foreign, needle="did not write")
+    afile = os.path.join(d, "afile")
+    open(afile, "w").write("precious\n")
+    refused("-o a regular file", [one], afile, needle="is a file")
+    again = converts("-o the directory of a previous conversion (written over)", [one], dest=converts(
+        "  (the previous conversion)", [base_path]))
+    planted = os.path.join(again, "intervals.parquet")
+    open(planted, "wb").write(b"PAR1 not really")
+    refused("-o a directory whose intervals.parquet is not cauda's", [one], again, needle="not written by cauda")
+    if IS_ROOT:
+        ro = os.path.join(d, "ro")
+        os.makedirs(ro, exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", ro]).returncode == 0:
+            R.cleanups.append(lambda: subprocess.run(["umount", ro]))
+            refused("-o a new directory on a read-only filesystem", [one], os.path.join(ro, "t"), needle="Read-only")
+            refused("-o a read-only filesystem's root", [one], ro, needle="Read-only")
+        full = os.path.join(d, "full")
+        os.makedirs(full, exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full]).returncode == 0:
+            R.cleanups.append(lambda: subprocess.run(["umount", full]))
+            c17_full(full, one, os.path.join(d, "distinct.json"))
+    else:
+        R.row(C17, "read-only and full filesystems", "root (mount)", "not root: skipped", "SKIP")
+    big = os.path.join(d, f"rows{(1 << 20) + 1}.json")
+    copies = []
+    for i in range(6):
+        copies.append(os.path.join(d, f"copy{i}.json"))
+        shutil.copy(big, copies[-1])
+    c17_interrupt(d, copies)
+
+
+def c17_rescued(err: str):
+    """Removes the files a failed write saved elsewhere (the error says where)."""
+    for m in re.finditer(r"saved in (\S+?)(?: —|$|\s)", err):
+        try:
+            os.unlink(m.group(1))
+        except OSError:
+            pass
+
+
+def c17_full(full: str, small: str, big: str):
+    """A 64 KiB tmpfs: a conversion that does not fit fails (exit 1) naming the full filesystem and
+    leaves no table that reads as complete yet is not this conversion's (nor a mixed pair)."""
+    import pyarrow.parquet as pq
+
+    def tables(dest):
+        out = {}
+        for t in ("intervals", "buckets"):
+            p = os.path.join(dest, f"{t}.parquet")
+            if os.path.exists(p):
+                try:
+                    out[t] = pq.read_metadata(p).num_rows
+                except Exception as e:  # noqa: BLE001
+                    out[t] = f"unreadable: {str(e)[:60]}"
+        return out
+
+    for case, first, second in (("a new directory", None, big),
+                                ("a directory holding a previous small conversion", small, big)):
+        dest = os.path.join(full, "t")
+        shutil.rmtree(dest, ignore_errors=True)
+        for e in os.listdir(full):
+            shutil.rmtree(os.path.join(full, e), ignore_errors=True) if os.path.isdir(
+                os.path.join(full, e)) else os.unlink(os.path.join(full, e))
+        before = {}
+        if first:
+            r0 = run(["convert", first, "--to", "parquet", "-o", dest], label="c17 full: the previous conversion")
+            before = tables(dest)
+            if r0.code != 0:
+                R.row(C17, f"full filesystem, {case}", "the previous conversion fits", r0.first_err(120), "FAIL")
+                continue
+        r = run(["convert", second, "--to", "parquet", "-o", dest, "--force"], label=f"c17 full: {case}",
+                bad_input=True)
+        c17_rescued(r.err)
+        after = tables(dest)
+        problems = []
+        if r.code not in (1, 2) or "full" not in r.err:
+            problems.append(f"exit {exit_code_text(r.code)}: {r.first_err(140)}")
+        if any(isinstance(v, str) for v in after.values()):
+            problems.append(f"a truncated table: {after}")
+        elif r.code == 0:
+            problems.append(f"it fitted ({after}): not a full-filesystem case")
+        elif after != before:
+            problems.append(f"tables were {before or 'none'}, are now {after} (rows): neither the old pair "
+                            "nor a complete new one")
+        leftovers = [n for n in (os.listdir(dest) if os.path.isdir(dest) else []) if not n.endswith(".parquet")]
+        if leftovers:
+            problems.append(f"left behind: {leftovers}")
+        R.row(C17, f"full filesystem (64 KiB tmpfs), {case}",
+              "exit 1 naming the full filesystem; the directory as it was (no half pair, no truncated table)",
+              "; ".join(problems)[:500] if problems else f"exit {r.code}: {r.first_err(120)}",
+              "FAIL" if problems else "PASS")
+
+
+def c17_interrupt(d: str, big: list[str]):
+    """Ctrl-C (SIGINT) at points through a big conversion: what is left reads whole or is absent,
+    no temporary file stays, and converting again into the same directory works."""
+    import pyarrow.parquet as pq
+    t0 = time.monotonic()
+    probe = os.path.join(d, "int-probe")
+    r = run(["convert", *big, "--to", "parquet", "-o", probe], label="c17 interrupt: timing run", timeout=120)
+    whole = time.monotonic() - t0
+    if r.code != 0:
+        R.row(C17, "Ctrl-C mid-write", "a conversion to interrupt", r.first_err(120), "FAIL")
+        return
+    for frac in (0.3, 0.6, 0.95, "tmp"):
+        dest = os.path.join(d, f"int-{frac}")
+        x = Direct(["convert", *big, "--to", "parquet", "-o", dest], label=f"c17 SIGINT at {frac}")
+        if frac == "tmp":
+            # the moment a temporary table appears: mid-write
+            until(lambda: not x.alive() or (os.path.isdir(dest) and any(n.startswith(".") for n in os.listdir(dest))),
+                  HANG_S, 0.0005)
+        else:
+            time.sleep(whole * frac)
+        if x.alive():
+            os.kill(x.p.pid, signal.SIGINT)
+        code = x.wait()
+        problems = []
+        if code not in (0, 1, 2, 130, -signal.SIGINT):
+            problems.append(f"exit {exit_code_text(code)}")
+        names = sorted(os.listdir(dest)) if os.path.isdir(dest) else []
+        for n in names:
+            if n.endswith(".parquet"):
+                try:
+                    pq.read_table(os.path.join(dest, n))
+                except Exception as e:  # noqa: BLE001
+                    problems.append(f"{n} unreadable: {str(e)[:60]}")
+            elif not re.fullmatch(r"\.(intervals|buckets)\.parquet\.tmp-\d+(-\d+)?", n):
+                problems.append(f"{n} left behind")
+        r2 = run(["convert", *big, "--to", "parquet", "-o", dest], label=f"c17 again after SIGINT at {frac}",
+                 timeout=120)
+        if r2.code != 0:
+            problems.append(f"converting again into it: exit {r2.code}: {r2.first_err(120)}")
+        elif sorted(os.listdir(dest)) != ["buckets.parquet", "intervals.parquet"]:
+            problems.append(f"after converting again: {sorted(os.listdir(dest))}")
+        when = "as the first temporary table appears" if frac == "tmp" else f"at {frac:.0%}"
+        R.row(C17, f"Ctrl-C {when} of a {whole:.1f} s conversion",
+              "readable tables or none (a hidden temporary table at most), and converting again into it "
+              "works and removes that",
+              "; ".join(problems)[:500] if problems else f"exit {exit_code_text(code)}, left {names or 'nothing'}",
+              "FAIL" if problems else "PASS")
+
+
 def print_tables():
     print("\n\n================ issue 20 review: results ================")
     for cls in R.order:
@@ -2827,7 +3417,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -2844,7 +3434,7 @@ def main():
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
                       (10, class10), (11, class11), (12, class12), (13, class13), (14, class14),
-                      (15, class15), (16, class16)):
+                      (15, class15), (16, class16), (17, class17)):
             if n in ran:
                 try:
                     fn()

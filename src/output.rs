@@ -276,13 +276,15 @@ fn place(tmp: &Path, path: &Path, checked: Option<Checked>) -> std::io::Result<b
 }
 
 fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()> {
+    let tmp = stage(path, bytes)?;
+    place_staged(&tmp, path, checked)
+}
+
+/// Writes `bytes` whole and durably to a new temporary file beside `path`
+/// and returns its name; on failure nothing is left (a full filesystem:
+/// the result is rescued elsewhere and the error says where).
+fn stage(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let (tmp, mut file) = create_exclusive(path, "tmp")?;
-    // Until the result is placed, a failure to write it removes the temp
-    // file; a result that cannot be placed is kept (see below).
-    let discard = |e: anyhow::Error| {
-        let _ = fs::remove_file(&tmp);
-        e
-    };
     if let Err(e) = fill(&mut file, bytes) {
         let _ = fs::remove_file(&tmp);
         if crate::sys::is_out_of_space(&e) {
@@ -290,23 +292,29 @@ fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()
         }
         return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
     }
-    drop(file);
-    let placed = place(&tmp, path, checked)
+    Ok(tmp)
+}
+
+/// Puts the staged file `tmp` at `path` as [`place`] allows.
+fn place_staged(tmp: &Path, path: &Path, checked: Option<Checked>) -> Result<()> {
+    let placed = place(tmp, path, checked)
         .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-        .map_err(discard)?;
+        .inspect_err(|_| {
+            let _ = fs::remove_file(tmp);
+        })?;
     if !placed {
         // Something that was not there when the path was checked (or is not
         // a regular file): keep it, and the result beside it — or, if even
         // that fails, where it was written.
         let kept = match create_exclusive(path, "cauda-saved") {
-            Ok((kept, _)) => match fs::rename(&tmp, &kept) {
+            Ok((kept, _)) => match fs::rename(tmp, &kept) {
                 Ok(()) => kept,
                 Err(_) => {
                     let _ = fs::remove_file(&kept);
-                    tmp.clone()
+                    tmp.to_path_buf()
                 }
             },
-            Err(_) => tmp.clone(),
+            Err(_) => tmp.to_path_buf(),
         };
         return Err(anyhow::anyhow!(
             "{} changed since it was checked (another file or link is there now) and was left \
@@ -317,6 +325,35 @@ fn write_plain(path: &Path, checked: Option<Checked>, bytes: &[u8]) -> Result<()
     }
     if let Ok(d) = File::open(parent_dir(path)) {
         let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Writes several files as one: each is staged whole first, and only when
+/// all are is any put in place, so a failure (a full filesystem) leaves
+/// none of them changed — never a new file beside an old one of the set.
+/// Gzip is not applied (the files of a set are written as given).
+pub(crate) fn write_all_or_none(files: &[(&Path, Checked, &[u8])]) -> Result<()> {
+    let mut staged: Vec<PathBuf> = Vec::with_capacity(files.len());
+    for (path, _, bytes) in files {
+        match stage(path, bytes) {
+            Ok(tmp) => staged.push(tmp),
+            Err(e) => {
+                for tmp in &staged {
+                    let _ = fs::remove_file(tmp);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut rest = staged.iter().zip(files).peekable();
+    while let Some((tmp, (path, checked, _))) = rest.next() {
+        if let Err(e) = place_staged(tmp, path, Some(*checked)) {
+            for (tmp, _) in rest {
+                let _ = fs::remove_file(tmp);
+            }
+            return Err(e);
+        }
     }
     Ok(())
 }

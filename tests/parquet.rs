@@ -469,3 +469,83 @@ fn what_is_not_caudas_is_refused_and_left_alone() {
     );
     assert!(!fresh.exists(), "nothing is made for a refused input");
 }
+
+/// Whether this process may mount a tmpfs (root); if not, says why the
+/// test is skipped.
+fn can_mount(at: &Path) -> bool {
+    let ok = StdCommand::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=16k", "none"])
+        .arg(at)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: mounting a 16 KiB tmpfs needs root");
+    }
+    ok
+}
+
+/// A full filesystem fails the conversion (exit 1, saying so) and leaves
+/// the previous tables as they were: never the new `intervals` beside the
+/// old `buckets`, each reading as complete.
+#[test]
+fn a_full_filesystem_leaves_the_previous_pair_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    if !can_mount(&mnt) {
+        return;
+    }
+    let out = mnt.join("tables");
+    let convert = |input: &str| {
+        cauda()
+            .env("TMPDIR", dir.path())
+            .arg("convert")
+            .arg(fixture(input))
+            .args(["--to", "parquet", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let first = convert("hdr/python.hlog");
+    let before = snapshot(&out);
+    let second = convert("hdr/java.hlog");
+    let after = snapshot(&out);
+    let _ = StdCommand::new("umount").arg(&mnt).status();
+    assert!(first.status.success());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left"), "{err}");
+    assert_eq!(after, before, "the previous pair, unchanged");
+}
+
+/// A conversion interrupted mid-write (Ctrl-C) leaves its temporary table
+/// (`.intervals.parquet.tmp-PID`); the next conversion into the directory
+/// is not refused for it, and removes it. One of a live process is another
+/// cauda writing: the directory is refused.
+#[test]
+fn an_interrupted_conversions_temporary_table_does_not_block_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tables");
+    let input = fixture("hdr/python.hlog");
+    let convert = || {
+        cauda()
+            .arg("convert")
+            .arg(&input)
+            .args(["--to", "parquet", "-o"])
+            .arg(&out)
+            .assert()
+    };
+    convert().success();
+    let mut gone = StdCommand::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let stale = out.join(format!(".intervals.parquet.tmp-{dead}"));
+    std::fs::write(&stale, b"PAR1 half").unwrap();
+    convert().success();
+    let names: Vec<String> = snapshot(&out).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["buckets.parquet", "intervals.parquet"]);
+    let live = out.join(format!(".buckets.parquet.tmp-{}", std::process::id()));
+    std::fs::write(&live, b"PAR1 writing").unwrap();
+    convert().code(2);
+    assert!(live.exists());
+}

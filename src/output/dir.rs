@@ -1,7 +1,8 @@
 //! Output directories, for a format written as several files (Parquet's
 //! two tables): made when missing, never one that holds other files unless
 //! `--force`, never a link, each file in it checked and written as
-//! [`super::check_writable`] and [`super::write_checked`] do.
+//! [`super::check_writable`] and [`super::write_checked`] do, and all or none
+//! of them written (a full disk leaves no new table beside an old one).
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{Checked, OwnKind, check_writable, write_checked};
+use super::{Checked, OwnKind, check_writable, write_all_or_none};
 use crate::error::input_error;
 use crate::input::kind_of;
 
@@ -63,7 +64,7 @@ pub fn check_dir(
             let mut foreign: Vec<String> = entries
                 .filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| !files.contains(&name.as_str()))
+                .filter(|name| !files.contains(&name.as_str()) && stale_temp(name, files).is_none())
                 .collect();
             foreign.sort();
             if let (Some(first), false) = (foreign.first(), force) {
@@ -93,8 +94,23 @@ pub fn check_dir(
     })
 }
 
+/// Whether `name` is the temporary file of one of `files` that an
+/// interrupted cauda left (`.NAME.tmp-PID[-N]`, its PID no longer running):
+/// not a foreign file, and removed once the new tables are in place. A
+/// live process's temporary file is another cauda writing: foreign.
+fn stale_temp(name: &str, files: &[&str]) -> Option<()> {
+    let rest = files
+        .iter()
+        .find_map(|f| name.strip_prefix(&format!(".{f}.tmp-")))?;
+    let pid = rest.split('-').next()?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let valid = rest.split('-').count() <= 2 && rest.split('-').all(digits);
+    (valid && !Path::new("/proc").join(pid).exists()).then_some(())
+}
+
 /// Writes the files of a checked directory, in the order given to
-/// [`check_dir`], each with [`write_checked`]; the directory is made first
+/// [`check_dir`], all or none ([`write_all_or_none`]: a failure leaves no
+/// new file beside an old one of the set); the directory is made first
 /// when it was missing. A directory that is not the one checked by now
 /// (replaced by a link, or made by someone else meanwhile) is left alone.
 pub fn write_dir(checked: &CheckedDir, contents: &[&[u8]]) -> Result<()> {
@@ -117,8 +133,24 @@ pub fn write_dir(checked: &CheckedDir, contents: &[&[u8]]) -> Result<()> {
             }
         }
     }
-    for ((path, checked), bytes) in checked.files.iter().zip(contents) {
-        write_checked(path, *checked, bytes)?;
+    let files: Vec<(&Path, Checked, &[u8])> = checked
+        .files
+        .iter()
+        .zip(contents)
+        .map(|((path, checked), bytes)| (path.as_path(), *checked, *bytes))
+        .collect();
+    write_all_or_none(&files)?;
+    // What an interrupted conversion left, now replaced.
+    let names: Vec<&str> = checked
+        .files
+        .iter()
+        .filter_map(|(p, _)| p.file_name()?.to_str())
+        .collect();
+    for entry in fs::read_dir(&checked.dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        if name.to_str().and_then(|n| stale_temp(n, &names)).is_some() {
+            let _ = fs::remove_file(entry.path());
+        }
     }
     Ok(())
 }
