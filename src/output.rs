@@ -346,7 +346,7 @@ pub(crate) fn write_all_or_none(files: &[(&Path, Checked, &[u8])]) -> Result<()>
             }
         }
     }
-    let mut rest = staged.iter().zip(files).peekable();
+    let mut rest = staged.iter().zip(files);
     while let Some((tmp, (path, checked, _))) = rest.next() {
         if let Err(e) = place_staged(tmp, path, Some(*checked)) {
             for (tmp, _) in rest {

@@ -64,7 +64,7 @@ pub fn check_dir(
             let mut foreign: Vec<String> = entries
                 .filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| !files.contains(&name.as_str()) && stale_temp(name, files).is_none())
+                .filter(|name| !files.contains(&name.as_str()) && !stale_temp(name, files))
                 .collect();
             foreign.sort();
             if let (Some(first), false) = (foreign.first(), force) {
@@ -98,18 +98,22 @@ pub fn check_dir(
 /// interrupted cauda left (`.NAME.tmp-PID[-N]`, its PID no longer running):
 /// not a foreign file, and removed once the new tables are in place. A
 /// live process's temporary file is another cauda writing: foreign.
-fn stale_temp(name: &str, files: &[&str]) -> Option<()> {
-    let rest = files
+fn stale_temp(name: &str, files: &[&str]) -> bool {
+    let Some(rest) = files
         .iter()
-        .find_map(|f| name.strip_prefix(&format!(".{f}.tmp-")))?;
-    let pid = rest.split('-').next()?;
+        .find_map(|f| name.strip_prefix(&format!(".{f}.tmp-")))
+    else {
+        return false;
+    };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let valid = rest.split('-').count() <= 2 && rest.split('-').all(digits);
-    (valid && !Path::new("/proc").join(pid).exists()).then_some(())
+    let pid = rest.split('-').next().unwrap_or_default();
+    rest.split('-').count() <= 2
+        && rest.split('-').all(digits)
+        && !Path::new("/proc").join(pid).exists()
 }
 
 /// Writes the files of a checked directory, in the order given to
-/// [`check_dir`], all or none ([`write_all_or_none`]: a failure leaves no
+/// [`check_dir`], all or none (`write_all_or_none`: a failure leaves no
 /// new file beside an old one of the set); the directory is made first
 /// when it was missing. A directory that is not the one checked by now
 /// (replaced by a link, or made by someone else meanwhile) is left alone.
@@ -148,7 +152,7 @@ pub fn write_dir(checked: &CheckedDir, contents: &[&[u8]]) -> Result<()> {
         .collect();
     for entry in fs::read_dir(&checked.dir).into_iter().flatten().flatten() {
         let name = entry.file_name();
-        if name.to_str().and_then(|n| stale_temp(n, &names)).is_some() {
+        if name.to_str().is_some_and(|n| stale_temp(n, &names)) {
             let _ = fs::remove_file(entry.path());
         }
     }
