@@ -119,8 +119,11 @@ struct {
  * is older than STALE_NS and its place is needed. */
 #define REQUEST_BITS 14
 #define STALE_NS (60ULL * 1000 * 1000 * 1000)
+/* Shared with user space, which counts the places still taken at the end
+ * of a run with plain loads. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1 << REQUEST_BITS);
 	__type(key, __u32);
 	__type(value, struct req_times);

@@ -6,26 +6,15 @@
 //! `--kernel blame`, and `convert --to trace` told the user to measure
 //! again.
 
-use serde::Deserialize;
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::model::{RunFile, Warning};
 
-/// Just the sections' text.
-#[derive(Deserialize)]
-struct Sections<'a> {
-    #[serde(borrow, default)]
-    disk: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    broker: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    kernel: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    offered: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    blame: Option<&'a RawValue>,
-}
+/// Why a section's text does not parse (its type's reader).
+type Check = fn(&RawValue) -> Option<serde_json::Error>;
 
 /// Whether `name` is a key of `text` with a value (not `null`). The host
 /// snapshot's `"kernel"` (the release, a string) is not the kernel
@@ -47,68 +36,32 @@ fn why<T: DeserializeOwned>(raw: &RawValue) -> Option<serde_json::Error> {
 /// does not parse. The file is read again only when a section the run
 /// lacks is named in it as a key.
 pub fn left_out(source: &str, text: &str, run: &RunFile) -> Vec<Warning> {
-    let lacking = [
-        ("disk", run.disk.is_none()),
-        ("broker", run.broker.is_none()),
-        ("kernel", run.kernel.is_none()),
-        ("offered", run.offered.is_none()),
-        ("blame", run.blame.is_none()),
+    use crate::model::{blame, broker, disk, kernel, load};
+    let lacking: [(&str, bool, Check); 5] = [
+        ("disk", run.disk.is_none(), why::<disk::DiskReport>),
+        ("broker", run.broker.is_none(), why::<broker::BrokerReport>),
+        ("kernel", run.kernel.is_none(), why::<kernel::KernelReport>),
+        ("offered", run.offered.is_none(), why::<load::OfferedLoad>),
+        ("blame", run.blame.is_none(), why::<blame::BlameReport>),
     ];
-    let named = |name: &str| named(text, name);
-    if !lacking.iter().any(|&(name, none)| none && named(name)) {
+    let lacking: Vec<_> = lacking
+        .into_iter()
+        .filter(|&(name, none, _)| none && named(text, name))
+        .collect();
+    if lacking.is_empty() {
         return Vec::new();
     }
-    let Ok(sections) = serde_json::from_str::<Sections>(text) else {
+    // Just the top level's text, each value unparsed.
+    let Ok(sections) = serde_json::from_str::<BTreeMap<String, &RawValue>>(text) else {
         return Vec::new();
     };
-    let found = [
-        (
-            "disk",
-            sections
-                .disk
-                .filter(|_| run.disk.is_none())
-                .and_then(why::<crate::model::disk::DiskReport>),
-        ),
-        (
-            "broker",
-            sections
-                .broker
-                .filter(|_| run.broker.is_none())
-                .and_then(why::<crate::model::broker::BrokerReport>),
-        ),
-        (
-            "kernel",
-            sections
-                .kernel
-                .filter(|_| run.kernel.is_none())
-                .and_then(why::<crate::model::kernel::KernelReport>),
-        ),
-        (
-            "offered",
-            sections
-                .offered
-                .filter(|_| run.offered.is_none())
-                .and_then(why::<crate::model::load::OfferedLoad>),
-        ),
-        (
-            "blame",
-            sections
-                .blame
-                .filter(|_| run.blame.is_none())
-                .and_then(why::<crate::model::blame::BlameReport>),
-        ),
-    ];
-    let raw_of = |name: &str| match name {
-        "disk" => sections.disk,
-        "broker" => sections.broker,
-        "kernel" => sections.kernel,
-        "offered" => sections.offered,
-        _ => sections.blame,
-    };
-    found
+    lacking
         .into_iter()
-        .filter_map(|(name, error)| Some((name, error?, raw_of(name)?)))
-        .map(|(name, why, raw)| warning(source, text, name, raw, &why))
+        .filter_map(|(name, _, check)| {
+            let raw = *sections.get(name)?;
+            let why = (raw.get() != "null").then(|| check(raw))??;
+            Some(warning(source, text, name, raw, &why))
+        })
         .collect()
 }
 

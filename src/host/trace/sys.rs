@@ -31,6 +31,11 @@ pub const BUCKETS: usize = 33_792;
 pub const BLAME_THREADS: usize = 256;
 /// One thread's blame counters, bytes (`struct cauda_blame`).
 pub const BLAME_COUNTER_BYTES: usize = 776;
+/// Places in the table of requests in flight (`REQUEST_BITS`), and the
+/// size of each (`struct req_times`: its first word is the request, 0 for
+/// a free place).
+const REQUEST_PLACES: usize = 1 << 14;
+const REQUEST_BYTES: usize = 32;
 /// Places in the thread table (`TID_BITS` in bpf/blame.h).
 const TID_BITS: u32 = 10;
 /// Places tried for a key from its first (`TABLE_PROBES`, bpf/table.h).
@@ -100,6 +105,7 @@ pub struct Loaded {
     ebpf: Ebpf,
     hist: Mapping,
     stats: Mapping,
+    requests: Mapping,
     /// Every probe thread's blame counters (`--kernel blame`), shared with
     /// the threads that read them.
     pub blame: std::sync::Arc<Mapping>,
@@ -158,6 +164,8 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
         .map_err(|e| LoadError::Refused(None, None, e))?;
     let blame = Mapping::of(&ebpf, "blame", BLAME_THREADS * BLAME_COUNTER_BYTES)
         .map_err(|e| LoadError::Refused(None, None, e))?;
+    let requests = Mapping::of(&ebpf, "requests", REQUEST_PLACES * REQUEST_BYTES)
+        .map_err(|e| LoadError::Refused(None, None, e))?;
     let mut attached = Vec::new();
     for attach in programs {
         let refused = |e: ProgramError| {
@@ -197,6 +205,7 @@ pub fn load(config: Config, programs: &[Attach]) -> Result<Loaded, LoadError> {
         ebpf,
         hist,
         stats,
+        requests,
         blame: std::sync::Arc::new(blame),
         _run_stats: run_stats,
         attached,
@@ -281,18 +290,15 @@ impl Loaded {
         &words[at..at + 5]
     }
 
-    /// Requests the programs saw start (or issued) that have not completed.
+    /// Requests the programs saw start (or issued) that have not completed:
+    /// the places still taken in their table, read through the mapping.
     pub fn requests_in_flight(&self) -> u64 {
-        let Some(Ok(requests)) = self
-            .ebpf
-            .map("requests")
-            .map(Array::<&MapData, [u64; 4]>::try_from)
-        else {
-            return 0;
-        };
-        requests
+        let words = REQUEST_BYTES / 8;
+        self.requests
+            .words()
             .iter()
-            .filter(|e| e.as_ref().is_ok_and(|e| e[0] != 0))
+            .step_by(words)
+            .filter(|rq| rq.load(std::sync::atomic::Ordering::Relaxed) != 0)
             .count() as u64
     }
 
