@@ -94,15 +94,7 @@ impl BucketCounts {
 
     /// The (bucket index, count) pairs in increasing index.
     pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        self.touched
-            .iter()
-            .enumerate()
-            .flat_map(move |(word, &bits)| {
-                SetBits(bits).map(move |bit| {
-                    let index = word * 64 + bit;
-                    (index, self.counts[index])
-                })
-            })
+        SetIndexes::new(self.touched.iter().copied()).map(|index| (index, self.counts[index]))
     }
 
     /// Empties the counts in one walk of the buckets touched: packs them
@@ -168,6 +160,47 @@ impl Iterator for SetBits {
         let bit = self.0.trailing_zeros() as usize;
         self.0 &= self.0 - 1;
         Some(bit)
+    }
+}
+
+/// The indexes of the set bits of a bitmap, given as its words in order,
+/// lowest first. A struct with an inlined `next` rather than a `flat_map`
+/// over the words: a merge walks every occupied bucket through it, and
+/// with no LTO between codegen units a flatten adapter's fold was not
+/// inlined into its caller in another unit (a ten-host merge took 18 %
+/// longer).
+pub struct SetIndexes<W> {
+    words: W,
+    base: usize,
+    next_base: usize,
+    bits: u64,
+}
+
+impl<W: Iterator<Item = u64>> SetIndexes<W> {
+    /// The set bits of `words`: bit `b` of word `w` is index `64 w + b`.
+    pub fn new(words: W) -> Self {
+        SetIndexes {
+            words,
+            base: 0,
+            next_base: 0,
+            bits: 0,
+        }
+    }
+}
+
+impl<W: Iterator<Item = u64>> Iterator for SetIndexes<W> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.bits = self.words.next()?;
+            self.base = self.next_base;
+            self.next_base += 64;
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.base + bit)
     }
 }
 

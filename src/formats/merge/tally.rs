@@ -1,6 +1,8 @@
 //! A tally of bucket counts: what a merge adds up, dense and read back in
 //! order without a sort.
 
+use crate::record::buckets::SetIndexes;
+
 /// Counts added up by bucket index in a dense array, a bit per bucket
 /// marking the occupied ones, read back in order without a sort.
 pub(super) struct Tally {
@@ -27,17 +29,7 @@ impl Tally {
     /// marks go as it is reached, so stop early and its counts stay).
     pub fn drain(&mut self) -> impl Iterator<Item = (usize, u64)> + '_ {
         let counts = &mut self.counts;
-        self.occupied
-            .iter_mut()
-            .enumerate()
-            .flat_map(|(word_at, word)| {
-                let mut bits = std::mem::take(word);
-                std::iter::from_fn(move || {
-                    let at = word_at * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits.wrapping_sub(1);
-                    (at < (word_at + 1) * 64).then_some(at)
-                })
-            })
+        SetIndexes::new(self.occupied.iter_mut().map(std::mem::take))
             .map(|at| (at, std::mem::take(&mut counts[at])))
     }
 }

@@ -885,44 +885,54 @@ impl<T: Counter> Histogram<T> {
     }
 
     #[inline] // cauda: vendor/README.md
-    fn record_n_inner(&mut self, mut value: u64, count: T, clamp: bool) -> Result<(), RecordError> {
-        let recorded_without_resize = if let Some(c) = self.mut_at(value) {
+    fn record_n_inner(&mut self, value: u64, count: T, clamp: bool) -> Result<(), RecordError> {
+        // cauda: the in-range path alone, small enough to be inlined; the
+        // rest in `record_n_out_of_range` (vendor/README.md).
+        if let Some(c) = self.mut_at(value) {
             *c = (*c).saturating_add(count);
-            true
-        } else {
-            false
-        };
+            self.update_min_max(value);
+            self.total_count = self.total_count.saturating_add(count.as_u64());
+            return Ok(());
+        }
+        self.record_n_out_of_range(value, count, clamp)
+    }
 
-        if !recorded_without_resize {
-            if clamp {
-                value = if value > self.highest_trackable_value {
-                    self.highest_trackable_value
-                } else {
-                    // must be smaller than the lowest_discernible_value, since self.mut_at(value)
-                    // failed, and it's not too large (per above).
-                    self.lowest_discernible_value
-                };
-
-                let c = self
-                    .mut_at(value)
-                    .expect("unwrap must succeed since low and high are always representable");
-                *c = c.saturating_add(count);
-            } else if !self.auto_resize {
-                return Err(RecordError::ValueOutOfRangeResizeDisabled);
+    #[cold] // cauda: vendor/README.md
+    #[inline(never)]
+    fn record_n_out_of_range(
+        &mut self,
+        mut value: u64,
+        count: T,
+        clamp: bool,
+    ) -> Result<(), RecordError> {
+        if clamp {
+            value = if value > self.highest_trackable_value {
+                self.highest_trackable_value
             } else {
-                // We're growing the histogram, so new high > old high and is therefore >= 2x low.
-                self.resize(value)
-                    .map_err(|_| RecordError::ResizeFailedUsizeTypeTooSmall)?;
-                self.highest_trackable_value =
-                    self.highest_equivalent(self.value_for(self.last_index()));
+                // must be smaller than the lowest_discernible_value, since self.mut_at(value)
+                // failed, and it's not too large (per above).
+                self.lowest_discernible_value
+            };
 
-                {
-                    let c = self.mut_at(value).expect("value should fit after resize");
-                    // after resize, should be no possibility of overflow because this is a new slot
-                    *c = (*c)
-                        .checked_add(&count)
-                        .expect("count overflow after resize");
-                }
+            let c = self
+                .mut_at(value)
+                .expect("unwrap must succeed since low and high are always representable");
+            *c = c.saturating_add(count);
+        } else if !self.auto_resize {
+            return Err(RecordError::ValueOutOfRangeResizeDisabled);
+        } else {
+            // We're growing the histogram, so new high > old high and is therefore >= 2x low.
+            self.resize(value)
+                .map_err(|_| RecordError::ResizeFailedUsizeTypeTooSmall)?;
+            self.highest_trackable_value =
+                self.highest_equivalent(self.value_for(self.last_index()));
+
+            {
+                let c = self.mut_at(value).expect("value should fit after resize");
+                // after resize, should be no possibility of overflow because this is a new slot
+                *c = (*c)
+                    .checked_add(&count)
+                    .expect("count overflow after resize");
             }
         }
 
