@@ -173,7 +173,7 @@ pub struct SetIndexes<W> {
     words: W,
     base: usize,
     next_base: usize,
-    bits: u64,
+    bits: SetBits,
 }
 
 impl<W: Iterator<Item = u64>> SetIndexes<W> {
@@ -183,7 +183,7 @@ impl<W: Iterator<Item = u64>> SetIndexes<W> {
             words,
             base: 0,
             next_base: 0,
-            bits: 0,
+            bits: SetBits(0),
         }
     }
 }
@@ -193,14 +193,14 @@ impl<W: Iterator<Item = u64>> Iterator for SetIndexes<W> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
-        while self.bits == 0 {
-            self.bits = self.words.next()?;
+        loop {
+            if let Some(bit) = self.bits.next() {
+                return Some(self.base + bit);
+            }
+            self.bits = SetBits(self.words.next()?);
             self.base = self.next_base;
             self.next_base += 64;
         }
-        let bit = self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        Some(self.base + bit)
     }
 }
 
@@ -297,6 +297,14 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_indexes_count_across_words_and_skip_empty_ones() {
+        let words = [0, 1 << 63 | 1, 0, 2, 0];
+        let got: Vec<usize> = SetIndexes::new(words.into_iter()).collect();
+        assert_eq!(got, [64, 127, 193]);
+        assert_eq!(SetIndexes::new(std::iter::empty()).next(), None);
+    }
 
     #[test]
     fn counts_pack_and_add_back_exactly() {
