@@ -2906,20 +2906,14 @@ def c17_footer(path: str, table: str, want_rows: int, labels: list[str]) -> list
 
 
 def c17_rank_value(pairs, lo, hi, n, p: str):
-    """cauda's rank rule (src/formats/export/parquet/mod.rs) over (value, count) pairs."""
+    """cauda's rank rule over (value, count) pairs: tests/parquet/read_tables.py's `rank` and
+    `value_at`, the same the tests check the writer with."""
     from fractions import Fraction
-    q = Fraction(p) / 100
-    r = max(1, -(-q.numerator * n // q.denominator))
-    if r <= 1:
-        return lo
-    if r >= n:
-        return hi
-    cum = 0
-    for value, count in pairs:
-        cum += count
-        if cum >= r:
-            return min(value, hi)
-    return hi
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "parquet")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from read_tables import rank, value_at
+    return value_at(pairs, lo, hi, n, rank(Fraction(p) / 100, n))
 
 
 def c17_check(d: str, inputs: list[str], exact_intervals: bool = True) -> list[str]:
