@@ -4,8 +4,9 @@
 //! and no vector may explain more than its operation's latency.
 //!
 //! Real processes only: a SCHED_FIFO hog on the probe's CPU, a second
-//! process writing hard to the same disk, a loopback UDP flood whose
-//! receive processing RPS steers onto the probe's CPU, and nothing at all.
+//! process writing hard to the same disk, a UDP flood in a network
+//! namespace of the test's own whose receive processing RPS steers onto
+//! the probe's CPU, and nothing at all.
 //! Root and BTF are needed (`common::bpf`); elsewhere each test is skipped.
 
 mod common;
@@ -299,49 +300,95 @@ fn reads_behind_a_writer_are_blamed_on_the_block_layer_and_match_its_series() {
     }
 }
 
-/// Steers loopback's receive processing to `cpu` (RPS) while it lives,
-/// and puts the value back.
-struct Rps(String);
+/// A network namespace of the test's own whose loopback's receive
+/// processing (RPS) runs on `cpu`, where a flood of UDP datagrams arrives
+/// in bursts, killed and deleted when dropped.
+///
+/// Each datagram first passes 2,000 tc u32 filters that none matches, so
+/// its receive work is some 10 µs; a burst of 300 every 10 ms keeps that
+/// CPU in NET_RX for about 3 ms of each 10, as the FIFO hog above keeps it
+/// busy. A flood with cheap datagrams does not do it: the sender on the
+/// other CPU cannot send faster than this one receives, and the softirq
+/// runs stay short. Nothing of the host's network settings changes.
+struct Flood {
+    name: String,
+    sender: Child,
+}
 
-const RPS: &str = "/sys/class/net/lo/queues/rx-0/rps_cpus";
-
-impl Rps {
-    fn onto(cpu: usize) -> Option<Rps> {
-        let before = std::fs::read_to_string(RPS).ok()?;
-        std::fs::write(RPS, format!("{:x}", 1u64 << cpu)).ok()?;
-        Some(Rps(before.trim().to_string()))
+impl Flood {
+    fn onto(cpu: usize) -> Flood {
+        let name = format!("cauda-test-netrx-{}", std::process::id());
+        let ip = |args: &[&str]| succeeded(StdCommand::new("ip").args(args).output().unwrap());
+        ip(&["netns", "add", &name]);
+        let inside = |program: &str, args: &[&str]| {
+            let mut c = StdCommand::new("ip");
+            c.args(["netns", "exec", &name, program]).args(args);
+            c
+        };
+        let mask = format!("{:x}", 1u64 << cpu);
+        succeeded(
+            inside(
+                "sh",
+                &[
+                    "-c",
+                    &format!(
+                        "ip link set lo up && echo {mask} > /sys/class/net/lo/queues/rx-0/rps_cpus \
+                     && tc qdisc add dev lo ingress"
+                    ),
+                ],
+            )
+            .output()
+            .unwrap(),
+        );
+        let filters: String = (1..=2000)
+            .map(|i| {
+                format!(
+                    "filter add dev lo parent ffff: protocol ip prio 1 u32 \
+                     match ip dport {} 0xffff classid ffff:1\n",
+                    1000 + i
+                )
+            })
+            .collect();
+        let batch = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(batch.path(), filters).unwrap();
+        succeeded(
+            inside("tc", &["-batch", batch.path().to_str().unwrap()])
+                .output()
+                .unwrap(),
+        );
+        let script = "import socket, time\n\
+             rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+             rx.bind(('127.0.0.1', 0)); rx.setblocking(False)\n\
+             to = rx.getsockname(); tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+             msg = b'x' * 64; due = time.monotonic()\n\
+             while True:\n\
+             \x20   for _ in range(300): tx.sendto(msg, to)\n\
+             \x20   try:\n\
+             \x20       while True: rx.recv(2048)\n\
+             \x20   except BlockingIOError: pass\n\
+             \x20   due += 0.01; time.sleep(max(0.0, due - time.monotonic()))\n";
+        let other = if cpu == 0 { "1" } else { "0" };
+        let sender = inside("taskset", &["-c", other, "python3", "-c", script])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        Flood { name, sender }
     }
 }
 
-impl Drop for Rps {
+impl Drop for Flood {
     fn drop(&mut self) {
-        std::fs::write(RPS, &self.0).expect("restore rps_cpus");
-        let now = std::fs::read_to_string(RPS).unwrap();
-        assert_eq!(
-            now.trim().trim_start_matches('0'),
-            self.0.trim_start_matches('0')
+        let _ = self.sender.kill();
+        let _ = self.sender.wait();
+        let deleted = StdCommand::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+        assert!(
+            deleted.is_ok_and(|s| s.success()),
+            "ip netns del {}",
+            self.name
         );
     }
-}
-
-/// A UDP flood on loopback from CPU `cpu` for `seconds`, received there.
-fn udp_flood(cpu: usize, seconds: u64) -> Child {
-    let script = format!(
-        "import socket, time\n\
-         rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
-         rx.bind(('127.0.0.1', 0)); rx.setblocking(False)\n\
-         to = rx.getsockname(); tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
-         msg = b'x' * 64; end = time.monotonic() + {seconds}\n\
-         while time.monotonic() < end:\n\
-         \x20   for _ in range(64): tx.sendto(msg, to)\n\
-         \x20   try:\n\
-         \x20       while True: rx.recv(2048)\n\
-         \x20   except BlockingIOError: pass\n"
-    );
-    StdCommand::new("taskset")
-        .args(["-c", &cpu.to_string(), "python3", "-c", &script])
-        .spawn()
-        .unwrap()
 }
 
 /// `cauda serve` on CPU 0 under SCHED_FIFO 20, killed when dropped.
@@ -368,22 +415,51 @@ impl Drop for Server {
     }
 }
 
+/// Adds up the slow operations' softirq time per kind.
+fn softirq_kinds(run: &Value) -> BTreeMap<String, u64> {
+    let mut kinds = BTreeMap::new();
+    for iv in run["blame"]["series"][0]["intervals"].as_array().unwrap() {
+        for (k, v) in iv["causes"].as_object().unwrap() {
+            if let Some(kind) = k.strip_prefix("softirq.") {
+                *kinds.entry(kind.to_string()).or_insert(0) += v.as_u64().unwrap();
+            }
+        }
+    }
+    kinds
+}
+
+/// NET_RX is the largest cause, with at least 70 % of the slow
+/// operations' time.
+fn blamed_on_net_rx(run: &Value, what: &str) {
+    vectors_fit(run);
+    eprintln!("{what}:");
+    let share = share_of(run, "softirq");
+    let kinds = softirq_kinds(run);
+    let net_rx = kinds.get("NET_RX").copied().unwrap_or(0);
+    let (_, latency) = shares(run);
+    let net_rx_share = net_rx as f64 / latency as f64;
+    // Measured here: NET_RX 83–85 % of the slow operations' time, for the
+    // timer and for the round trips alike; the rest the haltpoll idle exit.
+    assert!(
+        net_rx_share >= 0.70,
+        "{what}: NET_RX {:.1} % of the slow operations' time (softirq {:.1} %, kinds {kinds:?})",
+        net_rx_share * 100.0,
+        share * 100.0
+    );
+}
+
 #[test]
-fn a_udp_flood_steered_onto_the_clients_cpu_is_blamed_on_net_rx() {
+fn a_udp_flood_steered_onto_the_probes_cpu_is_blamed_on_net_rx() {
     let Some(_alone) = bpf_ready() else {
         return;
     };
-    let Some(rps) = Rps::onto(1) else {
-        eprintln!("skipped: cannot steer loopback's receive processing ({RPS})");
-        return;
-    };
-    // The client and the server under SCHED_FIFO, so the flood's sender
-    // (on CPU 0) delays neither; loopback's receive processing, the
-    // flood's and the pings', runs in NET_RX on the client's CPU 1.
-    let server = Server::start(7791);
-    let mut flood = udp_flood(0, 7);
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let flood = Flood::onto(1);
     let dir = tempfile::tempdir().unwrap();
+    let timer = blamed_timer(dir.path(), "1", "4s");
+    // A ping-pong whose client shares CPU 1 with the flood's receive
+    // processing; its server, on CPU 0, and the client under SCHED_FIFO so
+    // that the flood's sender delays neither.
+    let server = Server::start(7791);
     let path = dir.path().join("net.json");
     let out = StdCommand::new("taskset")
         .args(["-c", "1", "chrt", "-f", "20"])
@@ -393,34 +469,9 @@ fn a_udp_flood_steered_onto_the_clients_cpu_is_blamed_on_net_rx() {
         .arg(&path)
         .output()
         .unwrap();
-    let _ = flood.kill();
-    let _ = flood.wait();
     drop(server);
-    drop(rps);
+    drop(flood);
     succeeded(out);
-    let run = read_json(&path);
-    vectors_fit(&run);
-    let share = share_of(&run, "softirq");
-    // Measured here: softirq 13–24 % of the slow round trips' time (issue
-    // 33 asks 70 %: not met on this VM), NET_RX nearly all of it; the rest
-    // is mostly run-queue wait, the reply's wait for the server (blocked)
-    // and this VM's untraced switches (unexplained).
-    assert!(
-        share >= 0.10,
-        "softirq {:.1} % of the slow round trips' time",
-        share * 100.0
-    );
-    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
-    for iv in run["blame"]["series"][0]["intervals"].as_array().unwrap() {
-        for (k, v) in iv["causes"].as_object().unwrap() {
-            if let Some(kind) = k.strip_prefix("softirq.") {
-                *kinds.entry(kind.to_string()).or_insert(0) += v.as_u64().unwrap();
-            }
-        }
-    }
-    let top = kinds
-        .iter()
-        .max_by_key(|(_, ns)| **ns)
-        .map(|(k, _)| k.as_str());
-    assert_eq!(top, Some("NET_RX"), "softirq kinds {kinds:?}");
+    blamed_on_net_rx(&timer, "timer");
+    blamed_on_net_rx(&read_json(&path), "net");
 }
