@@ -17,6 +17,15 @@
 # on the CPU meanwhile (interrupts, the idle exit, steal); the net
 # `run_queue` is compared too.
 #
+# A third reference is the kernel's own accounting of the same waits:
+# the growth of the thread's `sched_info.run_delay` (what
+# /proc/PID/schedstat and delay accounting report) from one switch out to
+# the next, read by bpftrace at the switch out; the kernel stamps a wait
+# with its run-queue clock at the enqueue and at the start of the switch,
+# where the two tools stamp when their programs run. The gap between two
+# of bpftrace's own programs on one switch is printed too: the resolution
+# of its stamps.
+#
 # Usage: bench/blame_vs_bpftrace.sh [CAUDA] [RUNTIME]; needs root, bpftrace,
 # python3, chrt, taskset. Prints the figures; writes nothing outside a
 # temporary directory.
@@ -47,6 +56,14 @@ tracepoint:sched:sched_switch /args->next_comm == "cauda-timer-0" && @waking[arg
     @wait[nsecs] = (@waking[args->next_pid], @wakeup[args->next_pid]);
     delete(@waking[args->next_pid]); delete(@wakeup[args->next_pid]);
 }
+tracepoint:sched:sched_switch /args->next_comm == "cauda-timer-0"/ { @lastin[args->next_pid] = nsecs; }
+tracepoint:sched:sched_switch /args->prev_comm == "cauda-timer-0"/ {
+    $delay = curtask->sched_info.run_delay;
+    if (@delay[args->prev_pid] > 0) {
+        @kernel[@lastin[args->prev_pid]] = $delay - @delay[args->prev_pid];
+    }
+    @delay[args->prev_pid] = $delay;
+}
 EOF
 taskset -c 1 chrt -f 10 python3 "$tmp/hog.py" & hog=$!
 # cauda first, bpftrace a second later: programs on one tracepoint run in
@@ -67,7 +84,7 @@ python3 - "$tmp/run.json" "$tmp/waits.txt" <<'EOF'
 import bisect, json, statistics, sys
 run = json.load(open(sys.argv[1]))
 blame = run["blame"]
-waits = []
+waits, kernel = [], []
 import re
 for line in open(sys.argv[2]):
     # @wait[SWITCH]: (WAKING, WAKEUP), printed when bpftrace ends: nothing is
@@ -76,11 +93,28 @@ for line in open(sys.argv[2]):
     if m:
         switch, waking, wakeup = (int(g) for g in m.groups())
         waits.append((waking, wakeup, switch))
+    m = re.match(r"@kernel\[(\d+)\]: (\d+)", line)
+    if m:
+        kernel.append((int(m.group(1)), int(m.group(2))))
 waits.sort(key=lambda w: w[2])
 switches = [w[2] for w in waits]
+kernel.sort()
+kernel_at = [k[0] for k in kernel]
+gaps = []
+
+
+def kernel_wait(switch):
+    """The kernel's wait for the switch bpftrace stamped at `switch` (its
+    other program stamped the same switch a little later)."""
+    i = bisect.bisect_left(kernel_at, switch)
+    if i == len(kernel_at) or kernel_at[i] - switch > 50_000:
+        return None
+    gaps.append(kernel_at[i] - switch)
+    return kernel[i][1]
 t0 = blame["monotonic_start_ns"]
 single, backlog, unmatched, diffs_waking, diffs_wakeup, diffs_with = 0, 0, 0, [], [], []
 diffs_runnable, diffs_runnable_waking = [], []
+diffs_kernel, diffs_bpftrace_kernel = [], []
 rows = []
 attached = switches[0] if switches else float("inf")
 before = 0
@@ -106,6 +140,11 @@ for op in blame["slowest"]:
     # bpftrace's wait.
     interrupted = sum(v for k, v in op["causes"].items()
                       if k.split(".")[0] in ("irq", "softirq", "steal"))
+    kernel_waits = [kernel_wait(w[2]) for w in inside]
+    if None not in kernel_waits:
+        theirs = sum(min(k, w[2] - start) for k, w in zip(kernel_waits, inside))
+        diffs_kernel.append(abs(waited - theirs))
+        diffs_bpftrace_kernel.append(abs(wakeup - theirs))
     single += 1
     diffs_waking.append(abs(ours - waking))
     diffs_wakeup.append(abs(ours - wakeup))
@@ -131,6 +170,16 @@ if single:
     print(f"run_queue + the wait's interrupts (irq, softirq, steal) vs sched_wakeup->switch: "
           f"within 2 us {within(diffs_with)}/{single}, median |diff| "
           f"{statistics.median(diffs_with)/1000:.2f} us, max {max(diffs_with)/1000:.2f} us")
+    if diffs_kernel:
+        print(f"runnable_ns vs the kernel's own accounting (sched_info.run_delay): within 2 us "
+              f"{within(diffs_kernel)}/{len(diffs_kernel)}, median |diff| "
+              f"{statistics.median(diffs_kernel)/1000:.2f} us, max {max(diffs_kernel)/1000:.2f} us")
+        print(f"bpftrace sched_wakeup->switch vs the kernel's own accounting: within 2 us "
+              f"{within(diffs_bpftrace_kernel)}/{len(diffs_bpftrace_kernel)}, median |diff| "
+              f"{statistics.median(diffs_bpftrace_kernel)/1000:.2f} us, "
+              f"max {max(diffs_bpftrace_kernel)/1000:.2f} us")
+        print(f"bpftrace's two programs on one switch stamp it {min(gaps)/1000:.2f}-{max(gaps)/1000:.2f} us "
+              f"apart (median {statistics.median(gaps)/1000:.2f} us)")
     print("slowest five (latency, runnable, run_queue, interrupts, bpftrace waking->switch, wakeup->switch), us:")
     for r in sorted(rows, reverse=True)[:5]:
         print("  " + "  ".join(f"{x/1000:9.1f}" for x in r))
