@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cauda::model::MeasuredFrom;
-use cauda::probe::run::SeriesSpec;
 use cauda::probe::run::collector;
+use cauda::probe::run::{Blamed, SeriesSpec};
 use cauda::record::LatencyHistogram;
 use cauda::record::histogram::empty_hdr;
 
@@ -68,7 +68,7 @@ fn main() {
     black_box(&hist);
 
     let spec = SeriesSpec {
-        blamed: false,
+        blamed: Blamed::No,
         tag: "x".into(),
         measured_from: MeasuredFrom::IntendedStart,
     };

@@ -388,6 +388,111 @@ fn three_brokers_acks_all_waits_for_replicas() {
     assert_accounted(&degraded);
     let warnings = degraded["warnings"].to_string();
     assert!(warnings.contains("under-replicated"), "{warnings}");
+    // Partitions on several leaders keep a request in flight to each: no
+    // producer thread has one request's window to itself.
+    if common::bpf::bpf_ready().is_some() {
+        let args = ["--partitions", "3", "--max-in-flight", "1"];
+        let out = dir.path().join("blamed.json");
+        refused_run(
+            &boot,
+            &out,
+            &[&args[..], &["--kernel", "blame"]].concat(),
+            2,
+            &["leaders"],
+        );
+    }
+}
+
+#[test]
+fn blame_explains_each_slow_produce_request() {
+    let Some(_alone) = common::bpf::bpf_ready() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("refused.json");
+    // Refused before connecting: no request of its own, or several in flight.
+    for (args, needle) in [
+        (&["--acks", "0"][..], "--acks 0 has none"),
+        (&[], "--max-in-flight 5"),
+        (
+            &["--max-in-flight", "3"],
+            "--max-in-flight 1 with --producers N",
+        ),
+    ] {
+        let args = [args, &["--kernel", "blame"]].concat();
+        refused_run("127.0.0.1:1", &out, &args, 2, &[needle]);
+    }
+    let Some(broker) = Broker::start(1) else {
+        return;
+    };
+    // Every request is slow (above 1 µs): each one's vector is kept.
+    let run = ok_run(
+        &broker.bootstrap,
+        &dir.path().join("blamed.json"),
+        &[
+            "--rate",
+            "300/s",
+            "--runtime",
+            "2s",
+            "--max-in-flight",
+            "1",
+            "--kernel",
+            "blame",
+            "--blame-above",
+            "1us",
+        ],
+    );
+    assert_accounted(&run);
+    common::assert_valid(&common::validator("run.schema.json"), &run);
+    let blame = &run["blame"];
+    let series: Vec<&str> = blame["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(series, ["publish.service"], "{blame}");
+    let slowest = blame["slowest"].as_array().unwrap();
+    assert_eq!(
+        slowest.len(),
+        100,
+        "every request above 1 µs, the 100 slowest kept"
+    );
+    // Each vector fits its request, and the producer's thread spent the
+    // requests asleep, waiting on the broker (its own work on loopback is
+    // a few percent of a request).
+    let mut blocked = 0;
+    let mut latency = 0;
+    for op in slowest {
+        let ns = op["latency_ns"].as_u64().unwrap();
+        let causes = op["causes"].as_object().unwrap();
+        let sum: u64 = causes
+            .iter()
+            .filter(|(k, _)| !k.starts_with("page_fault"))
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum();
+        assert!(sum <= ns, "{sum} ns of causes in {ns} ns: {op}");
+        latency += ns;
+        blocked += causes.get("blocked").and_then(Value::as_u64).unwrap_or(0);
+    }
+    assert!(
+        blocked * 2 > latency,
+        "blocked {blocked} of {latency} ns in the 100 slowest requests"
+    );
+    // A window is one request's: the slowest kept is the series' maximum.
+    let most = slowest
+        .iter()
+        .map(|op| op["latency_ns"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let max = run["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == "publish.service")
+        .map(|s| n(&s["summary"], "max"))
+        .unwrap();
+    assert_eq!(most, max);
 }
 
 #[test]

@@ -595,8 +595,8 @@ fn a_write_storm_is_blamed_on_io_in_a_hint() {
 
 /// One 20 s run of the write loop with a 600 MB `dd` at 9 s; the run file's path.
 fn storm_run(dir: &Path) -> PathBuf {
-    use cauda::probe::run::SeriesSpec;
     use cauda::probe::run::{self, Destination, Observe, Plan};
+    use cauda::probe::run::{Blamed, SeriesSpec};
     use cauda::record::{Arrivals, Clock, MonotonicClock, Schedule, StopFlag};
     use std::io::Write;
 
@@ -610,7 +610,7 @@ fn storm_run(dir: &Path) -> PathBuf {
         load: cauda::model::LoadMode::OpenLoop,
         parameters: serde_json::json!({"period": "20ms", "write": "4k + fdatasync"}),
         series: vec![SeriesSpec {
-            blamed: true,
+            blamed: Blamed::Yes,
             tag: "write".into(),
             measured_from: cauda::model::MeasuredFrom::IntendedStart,
         }],

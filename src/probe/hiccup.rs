@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom};
-use crate::probe::run::{self, Destination, Finished, Observe, Plan, SeriesSpec};
+use crate::probe::run::{self, Blamed, Destination, Finished, Observe, Plan, SeriesSpec};
 use crate::record::{Clock, Sink, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
@@ -97,7 +97,7 @@ pub fn run(config: &HiccupConfig, destination: &Destination, stop: &StopFlag) ->
         series: tags
             .iter()
             .map(|tag| SeriesSpec {
-                blamed: true,
+                blamed: Blamed::Yes,
                 tag: tag.clone(),
                 measured_from: MeasuredFrom::IntendedStart,
             })

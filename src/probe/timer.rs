@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::error::input_error;
 use crate::model::{LoadMode, MeasuredFrom, Warning};
-use crate::probe::run::SeriesSpec;
 use crate::probe::run::{self, Destination, Finished, Plan};
+use crate::probe::run::{Blamed, SeriesSpec};
 use crate::record::{Arrivals, Clock, MonotonicClock, Schedule, Sink, StopFlag};
 use crate::sys;
 use crate::units::format_duration_compact;
@@ -119,7 +119,7 @@ impl TimerConfig {
 
     fn series(&self) -> Vec<SeriesSpec> {
         let spec = |tag: String| SeriesSpec {
-            blamed: true,
+            blamed: Blamed::Yes,
             tag,
             measured_from: MeasuredFrom::IntendedStart,
         };

@@ -102,8 +102,18 @@ impl Recorder {
     /// (the completion time of the operation measured).
     #[inline]
     pub fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
-        if now_ns >= self.interval_end_ns {
-            self.rotate(now_ns);
+        self.record_by(now_ns, now_ns, series, value);
+    }
+
+    /// Records `value` (ns) in `series`, completed at `now_ns` but counted
+    /// in the interval containing `last_ns` if it is earlier (what
+    /// completes after a schedule's end goes in its last interval); the
+    /// hook is told the true completion.
+    #[inline]
+    pub fn record_by(&mut self, now_ns: u64, last_ns: u64, series: SeriesId, value: u64) {
+        let at = now_ns.min(last_ns);
+        if at >= self.interval_end_ns {
+            self.rotate(at);
         }
         self.hists[series].record(value);
         if let Some(hook) = self.hook.as_mut() {

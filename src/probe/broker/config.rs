@@ -11,7 +11,7 @@ use super::stamp::STAMP_BYTES;
 use crate::error::input_error;
 use crate::model::MeasuredFrom;
 use crate::model::broker::ClientSettings;
-use crate::probe::run::{OfferedPlan, SeriesSpec};
+use crate::probe::run::{Blamed, OfferedPlan, SeriesSpec};
 use crate::record::Arrivals;
 
 /// `acks`.
@@ -187,7 +187,13 @@ impl BrokerConfig {
         let mut specs = Vec::new();
         let mut add = |tag: &str, measured_from| {
             specs.push(SeriesSpec {
-                blamed: false,
+                // A produce request, write to acknowledgement: the one
+                // operation a producer's thread has alone (`check_blame`).
+                blamed: if tag == "publish.service" {
+                    Blamed::Request
+                } else {
+                    Blamed::No
+                },
                 tag: tag.into(),
                 measured_from,
             });

@@ -54,15 +54,11 @@ use crate::record::{Recorder, StopFlag};
 /// the `broker` section.
 pub fn run(config: &BrokerConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
-    if destination
+    let blamed = destination
         .kernel
-        .contains(&crate::model::kernel::KernelSource::Blame)
-    {
-        return Err(crate::error::input_error(
-            "cauda broker --kernel blame: not yet — a producer keeps many records in flight on \
-             one thread, so no thread's window is one record's own; blame timer, hiccup, disk \
-             or net",
-        ));
+        .contains(&crate::model::kernel::KernelSource::Blame);
+    if blamed {
+        check_blame(config)?;
     }
     let io_timeout = Duration::from_nanos(config.timeout_ns.max(5_000_000_000));
     let mut boot = admin::bootstrap(&config.bootstrap, io_timeout, stop)?;
@@ -95,6 +91,12 @@ fn measure(
 ) -> Result<Finished> {
     let partitions =
         leaders(boot, &topic, config).map_err(|e| wire::unusable(e, &config.bootstrap))?;
+    if destination
+        .kernel
+        .contains(&crate::model::kernel::KernelSource::Blame)
+    {
+        check_blame_leaders(&partitions)?;
+    }
     check_message_limit(config, &topic)?;
     let (plan, produce_ids, consume_ids) = plan(config, &topic)?;
     let ledger = Ledger::new(random_u64(), config.producers);
@@ -141,6 +143,45 @@ fn leaders(
         .take(config.partitions)
         .map(|p| Ok((p.partition, address(p.leader)?)))
         .collect()
+}
+
+/// `--kernel blame` explains one operation per thread at a time: here a
+/// produce request, from its write to its acknowledgement
+/// (`publish.service`), so a producer may keep only one in flight.
+fn check_blame(config: &BrokerConfig) -> Result<()> {
+    if config.acks == Acks::None {
+        return Err(input_error(
+            "--kernel blame explains each slow produce request, from its write to its \
+             acknowledgement, and --acks 0 has none: use --acks 1 or all",
+        ));
+    }
+    if config.max_in_flight > 1 {
+        return Err(input_error(format!(
+            "--kernel blame explains one request at a time per producer thread, and \
+             --max-in-flight {} keeps several in flight on each: use --max-in-flight 1 with \
+             --producers N for N in flight",
+            config.max_in_flight
+        )));
+    }
+    Ok(())
+}
+
+/// With partitions on several leaders, a producer keeps a request in
+/// flight to each at once.
+fn check_blame_leaders(partitions: &[(i32, String)]) -> Result<()> {
+    let mut addresses: Vec<&str> = partitions.iter().map(|(_, a)| a.as_str()).collect();
+    addresses.sort_unstable();
+    addresses.dedup();
+    if addresses.len() > 1 {
+        return Err(input_error(format!(
+            "--kernel blame explains one request at a time per producer thread, and the \
+             topic's partitions have {} leaders ({}), each with a request in flight: give \
+             --partitions 1, or a topic led by one broker",
+            addresses.len(),
+            addresses.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// The largest record batch a fetch may bring: the topic's

@@ -221,8 +221,11 @@ struct WithinRuntime<'a> {
 
 impl Sink for WithinRuntime<'_> {
     fn record(&mut self, now_ns: u64, series: usize, value: u64) {
-        self.recorder
-            .record(now_ns.min(self.last_ns), series, value);
+        self.recorder.record_by(now_ns, self.last_ns, series, value);
+    }
+
+    fn begin(&mut self, intended_ns: u64) {
+        self.recorder.begin(intended_ns);
     }
 
     fn fault(&mut self, now_ns: u64) {

@@ -11,7 +11,7 @@ use super::workload::{Distribution, Rw};
 use crate::error::input_error;
 use crate::model::MeasuredFrom;
 use crate::model::disk::EngineKind;
-use crate::probe::run::{OfferedPlan, SeriesSpec};
+use crate::probe::run::{Blamed, OfferedPlan, SeriesSpec};
 use crate::record::{Arrivals, Schedule};
 use crate::units::format_duration_compact;
 
@@ -183,7 +183,7 @@ impl DiskConfig {
             }
             map.latency[dir as usize] = Some(specs.len());
             specs.push(SeriesSpec {
-                blamed: true,
+                blamed: Blamed::Yes,
                 tag: dir.tag().into(),
                 measured_from: if open {
                     MeasuredFrom::IntendedStart
@@ -194,7 +194,7 @@ impl DiskConfig {
             if open {
                 map.service[dir as usize] = Some(specs.len());
                 specs.push(SeriesSpec {
-                    blamed: false,
+                    blamed: Blamed::No,
                     tag: format!("{}.service", dir.tag()),
                     measured_from: MeasuredFrom::ActualStart,
                 });
@@ -202,7 +202,7 @@ impl DiskConfig {
                 for (part, slot) in [("slat", &mut map.slat), ("clat", &mut map.clat)] {
                     slot[dir as usize] = Some(specs.len());
                     specs.push(SeriesSpec {
-                        blamed: false,
+                        blamed: Blamed::No,
                         tag: format!("{}.{part}", dir.tag()),
                         measured_from: MeasuredFrom::ActualStart,
                     });
@@ -212,7 +212,7 @@ impl DiskConfig {
         if open {
             map.lag = Some(specs.len());
             specs.push(SeriesSpec {
-                blamed: false,
+                blamed: Blamed::No,
                 tag: "lag".into(),
                 measured_from: MeasuredFrom::IntendedStart,
             });

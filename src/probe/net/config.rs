@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::protocol::{HEADER_LEN, MAX_MESSAGE_LIMIT};
 use crate::error::input_error;
 use crate::model::MeasuredFrom;
-use crate::probe::run::{OfferedPlan, SeriesSpec};
+use crate::probe::run::{Blamed, OfferedPlan, SeriesSpec};
 use crate::record::Schedule;
 
 /// The transport.
@@ -132,7 +132,7 @@ impl NetConfig {
             MeasuredFrom::ActualStart
         };
         let mut specs = vec![SeriesSpec {
-            blamed: true,
+            blamed: Blamed::Yes,
             tag: "rtt".into(),
             measured_from: from,
         }];
@@ -145,13 +145,13 @@ impl NetConfig {
         if rate {
             ids.service = Some(specs.len());
             specs.push(SeriesSpec {
-                blamed: false,
+                blamed: Blamed::No,
                 tag: "service".into(),
                 measured_from: MeasuredFrom::ActualStart,
             });
             ids.lag = Some(specs.len());
             specs.push(SeriesSpec {
-                blamed: false,
+                blamed: Blamed::No,
                 tag: "lag".into(),
                 measured_from: MeasuredFrom::IntendedStart,
             });
@@ -159,7 +159,7 @@ impl NetConfig {
         if self.report_half {
             ids.half = Some(specs.len());
             specs.push(SeriesSpec {
-                blamed: false,
+                blamed: Blamed::No,
                 tag: "rtt/2".into(),
                 measured_from: from,
             });

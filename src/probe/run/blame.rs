@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::{Arc, Mutex};
 
 use super::destination::Destination;
-use super::plan::Plan;
+use super::plan::{Blamed, Plan};
 use crate::host::trace::Tracer;
 use crate::host::trace::blame::{self, Counters, Vector, part};
 use crate::record::{OpHook, Recorder, SeriesId};
@@ -54,8 +54,8 @@ pub fn attach(
 /// leave what they kept.
 #[derive(Clone, Debug)]
 pub struct Shared {
-    /// Which series are an operation's latency (by `SeriesId`).
-    pub blamed: Arc<[bool]>,
+    /// Which series are an operation's latency, and how (by `SeriesId`).
+    pub blamed: Arc<[Blamed]>,
     /// `--blame-above`, ns.
     pub above_ns: Option<u64>,
     /// How many of the slowest each thread (and the run) keeps.
@@ -271,11 +271,14 @@ impl Hook {
     #[cold]
     fn keep(&mut self, now_ns: u64, series: SeriesId, value_ns: u64) {
         let end = self.cell.read();
-        let vector = if self.backlog {
+        let mut vector = if self.backlog {
             blame::backlog_vector(&self.start, &end, now_ns, value_ns)
         } else {
             blame::vector(&self.start, &end, now_ns, value_ns)
         };
+        if self.shared.blamed.get(series) == Some(&Blamed::Request) {
+            vector.parts[part::BLOCKED] += std::mem::take(&mut vector.parts[part::TIMER]);
+        }
         let (culprits, lost) = blame::culprits(&self.start, &end);
         self.kept.culprits_lost += lost;
         self.kept.irqs = end.irq;
@@ -333,7 +336,8 @@ impl OpHook for Hook {
 
     #[inline]
     fn end(&mut self, now_ns: u64, series: SeriesId, value_ns: u64) {
-        if !self.shared.blamed.get(series).copied().unwrap_or(false) || self.open.is_none() {
+        let blamed = self.shared.blamed.get(series).copied();
+        if blamed.is_none_or(|b| b == Blamed::No) || self.open.is_none() {
             return;
         }
         self.open = None;

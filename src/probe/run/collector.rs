@@ -239,10 +239,11 @@ impl Collector {
 mod tests {
     use super::*;
     use crate::model::MeasuredFrom;
+    use crate::probe::run::plan::Blamed;
 
     fn spec(tag: &str) -> SeriesSpec {
         SeriesSpec {
-            blamed: false,
+            blamed: Blamed::No,
             tag: tag.into(),
             measured_from: MeasuredFrom::IntendedStart,
         }

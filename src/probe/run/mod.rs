@@ -44,7 +44,7 @@ use std::thread::{JoinHandle, Scope, ScopedJoinHandle};
 use anyhow::{Context, Result, anyhow};
 
 pub use destination::Destination;
-pub use plan::{Finished, Observe, OfferedPlan, Plan, SeriesSpec};
+pub use plan::{Blamed, Finished, Observe, OfferedPlan, Plan, SeriesSpec};
 
 use crate::formats::export::hlog::HlogWriter;
 use crate::formats::hlog_comments;

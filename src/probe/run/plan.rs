@@ -14,9 +14,23 @@ pub struct SeriesSpec {
     pub tag: String,
     /// Where its latencies are measured from.
     pub measured_from: MeasuredFrom,
-    /// Whether its values are operations' latencies that `--kernel blame`
-    /// explains (not a derived part such as a service time or the lag).
-    pub blamed: bool,
+    /// Whether `--kernel blame` explains its values, and how.
+    pub blamed: Blamed,
+}
+
+/// Whether `--kernel blame` explains a series' values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blamed {
+    /// Not an operation's latency (a derived part such as a service time
+    /// or the lag), or not one its thread has to itself.
+    No,
+    /// Each value is an operation's latency on its own thread.
+    Yes,
+    /// Each value is a request to a peer, from its write to its answer, on
+    /// a thread that also sleeps on timers of its own while a request is
+    /// outstanding (a producer's schedule): all its time asleep is the wait
+    /// on the peer (`blocked`), whatever woke it.
+    Request,
 }
 
 /// What a probe declares before running.

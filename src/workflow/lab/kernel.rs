@@ -109,11 +109,20 @@ pub fn apply(plan: &mut KernelPlan, steps: &mut [Step]) {
 /// from its arguments after `cauda`.
 pub fn blame_refusal(args: &[String]) -> Option<String> {
     match args.first().map(String::as_str) {
-        Some("broker") => Some(
-            "a producer keeps many records in flight on one thread, so no window is one \
-             record's own"
-                .into(),
-        ),
+        Some("broker") => {
+            let depth = flag_value(args, "--max-in-flight").unwrap_or("5");
+            let acks = flag_value(args, "--acks").unwrap_or("1");
+            if acks == "0" {
+                Some("--acks 0 has no acknowledgement to end a request's window".into())
+            } else {
+                (depth != "1").then(|| {
+                    format!(
+                        "--max-in-flight {depth} keeps several requests in flight on each \
+                         producer thread, and blame explains one at a time per thread"
+                    )
+                })
+            }
+        }
         Some("kernel") => Some("cauda kernel has no operations of its own to explain".into()),
         Some("disk") => {
             let depth = flag_value(args, "--iodepth").unwrap_or("1");
@@ -165,6 +174,9 @@ mod tests {
         assert!(deep.contains("--iodepth 32"), "{deep}");
         assert!(blame_refusal(&args(&["disk", "--iodepth=4"])).is_some());
         assert!(blame_refusal(&args(&["broker", "--bootstrap", "x"])).is_some());
+        let one = ["broker", "--bootstrap", "x", "--max-in-flight", "1"];
+        assert_eq!(blame_refusal(&args(&one)), None);
+        assert!(blame_refusal(&args(&[&one[..], &["--acks", "0"]].concat())).is_some());
         assert!(blame_refusal(&args(&["kernel"])).is_some());
     }
 

@@ -393,6 +393,9 @@ impl Producer {
                 }
             };
             let sent_ns = clock.now();
+            // The request is the operation `--kernel blame` explains (one
+            // in flight: `check_blame`), its window from here to its ack.
+            sink.begin(sent_ns);
             let corr = self.leaders[leader]
                 .conn
                 .send(&request, self.settings.versions.produce);
