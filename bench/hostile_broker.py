@@ -22,6 +22,12 @@ wrong, and when:
   silent-apiversions     the connection kept, ApiVersions never answered
   silent-produce         Produce no longer answered 1 s into measuring
   short-metadata         a Metadata reply cut short (a malformed reply)
+  two-leaders            a topic of two partitions, each led by another broker (the
+                         second on a second port of this process): several leaders
+  two-ids-one-address    a topic of two partitions led by brokers 1 and 2, which
+                         have the same address (one leader address)
+  slow-produce           each Produce answered after 1.5 s, from 1 s into measuring
+  close-produce          the connection closed at a Produce, 1 s into measuring
 
 "1 s into measuring" is 1 s after the first Fetch (consumers start
 fetching once the producers' warm-up is done).
@@ -81,6 +87,15 @@ class Broker:
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
         self.port = self.sock.getsockname()[1]
+        self.partitions = 2 if mode in ("two-leaders", "two-ids-one-address") else 1
+        self.sock2 = None
+        self.port2 = self.port
+        if mode == "two-leaders":  # broker 2: a second listener, same replies
+            self.sock2 = socket.socket()
+            self.sock2.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.sock2.bind(("127.0.0.1", 0))
+            self.sock2.listen(64)
+            self.port2 = self.sock2.getsockname()[1]
         self.first_fetch = None
         self.lock = threading.Lock()
 
@@ -89,8 +104,13 @@ class Broker:
             return self.first_fetch is not None and time.monotonic() - self.first_fetch >= seconds
 
     def serve(self):
+        if self.sock2 is not None:
+            threading.Thread(target=self.accept, args=(self.sock2,), daemon=True).start()
+        self.accept(self.sock)
+
+    def accept(self, sock):
         while True:
-            conn, _ = self.sock.accept()
+            conn, _ = sock.accept()
             threading.Thread(target=self.connection, args=(conn,), daemon=True).start()
 
     def connection(self, conn: socket.socket):
@@ -128,25 +148,32 @@ class Broker:
         if api == 3:  # Metadata v4
             if m == "huge-metadata":
                 return frame(i32(0) + i32(HUGE))
-            broker = i32(1) + string(b"127.0.0.1") + i32(self.port) + i16(-1)
-            part = i16(0) + i32(0) + i32(1) + array([i32(1)]) + array([i32(1)])
-            topic = i16(0) + string(b"fake") + i8(0) + array([part])
-            reply = frame(i32(0) + array([broker]) + string(b"fake-cluster") + i32(1) + array([topic]))
+            brokers = [i32(1) + string(b"127.0.0.1") + i32(self.port) + i16(-1)]
+            if self.partitions > 1:
+                brokers.append(i32(2) + string(b"127.0.0.1") + i32(self.port2) + i16(-1))
+            parts = [i16(0) + i32(p) + i32(1 + p % len(brokers)) + array([i32(1 + p % len(brokers))])
+                     + array([i32(1 + p % len(brokers))]) for p in range(self.partitions)]
+            topic = i16(0) + string(b"fake") + i8(0) + array(parts)
+            reply = frame(i32(0) + array(brokers) + string(b"fake-cluster") + i32(1) + array([topic]))
             if m == "short-metadata":
                 return i32(len(reply) - 4 - 9) + reply[4:-9]
             return reply
         if api == 32:  # DescribeConfigs v1: nothing to say
             return frame(i32(0) + array([]))
         if api == 2:  # ListOffsets v1
-            part = i32(0) + i16(0) + i64(-1) + i64(0)
-            return frame(array([string(b"fake") + array([part])]))
+            parts = [i32(p) + i16(0) + i64(-1) + i64(0) for p in range(self.partitions)]
+            return frame(array([string(b"fake") + array(parts)]))
         if api == 0:  # Produce v3
             if m == "huge-produce" and self.measuring_for(1.0):
                 return frame(i32(HUGE))
             if m == "silent-produce" and self.measuring_for(1.0):
                 return None
-            part = i32(0) + i16(0) + i64(0) + i64(-1)
-            return frame(array([string(b"fake") + array([part])]) + i32(0))
+            if m == "slow-produce" and self.measuring_for(1.0):
+                time.sleep(1.5)
+            if m == "close-produce" and self.measuring_for(1.0):
+                raise ConnectionError("closed on cue")
+            parts = [i32(p) + i16(0) + i64(0) + i64(-1) for p in produced_partitions(body)]
+            return frame(array([string(b"fake") + array(parts)]) + i32(0))
         if api == 1:  # Fetch v4
             with self.lock:
                 if self.first_fetch is None:
@@ -166,6 +193,32 @@ class Broker:
         if api == 20:  # DeleteTopics v1
             return frame(i32(0) + array([string(b"fake") + i16(0)]))
         return None
+
+
+def produced_partitions(body: bytes) -> list[int]:
+    """The partitions a Produce v3 request (BODY, from its header) writes
+    to; [0] when it cannot be read (a seed's empty body)."""
+    try:
+        at = 8
+        (n,) = struct.unpack_from(">h", body, at)  # client id
+        at += 2 + max(n, 0)
+        (n,) = struct.unpack_from(">h", body, at)  # transactional id
+        at += 2 + max(n, 0) + 2 + 4  # acks, timeout
+        (topics,) = struct.unpack_from(">i", body, at)
+        at += 4
+        out = []
+        for _ in range(topics):
+            (n,) = struct.unpack_from(">h", body, at)
+            at += 2 + n
+            (parts,) = struct.unpack_from(">i", body, at)
+            at += 4
+            for _ in range(parts):
+                index, size = struct.unpack_from(">ii", body, at)
+                at += 8 + max(size, 0)
+                out.append(index)
+        return out or [0]
+    except struct.error:
+        return [0]
 
 
 def recv_exact(conn, n):

@@ -3363,6 +3363,517 @@ def c17_interrupt(d: str, big: list[str]):
               "FAIL" if problems else "PASS")
 
 
+# --------------------------------------------------------------------------
+# class 18: cauda broker --kernel blame as a careless user and against a
+# hostile peer (one producer request in flight, explained)
+
+C18 = "18 broker --kernel blame"
+C18_KAFKA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "kafka.sh")
+
+
+class C18Kafka:
+    """A real Kafka 4.1.1 cluster by scripts/kafka.sh, started in the background
+    (stopped and removed by the review's cleanups)."""
+
+    def __init__(self, brokers: int, d: str, wanted_base: int):
+        self.dir, self.brokers = d, brokers
+        base = wanted_base
+        while not all(c18_port_free(base + i) for i in range(2 * brokers)):
+            base += 200
+        self.p = subprocess.Popen(["bash", C18_KAFKA, "start", "--brokers", str(brokers), "--dir", d,
+                                   "--port-base", str(base)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, start_new_session=True)
+        R.cleanups.append(self.stop)
+        self.boot: str | None = None
+        self.why = ""
+
+    def ready(self, timeout: float = 150) -> str | None:
+        """The bootstrap address once every broker answers (None: not started, self.why says why)."""
+        if self.boot or self.why:
+            return self.boot
+        try:
+            out, err = self.p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.p.pid, signal.SIGKILL)
+            out, err = self.p.communicate()
+            self.why = f"not up within {timeout:.0f} s"
+            return None
+        lines = out.strip().splitlines()
+        if self.p.returncode == 0 and lines:
+            self.boot = lines[-1].split(",")[0]
+        else:
+            self.why = f"kafka.sh start: exit {self.p.returncode}: {err.strip().splitlines()[-1:]}"
+        return self.boot
+
+    def pid(self, node: int = 1) -> int | None:
+        try:
+            return int(open(os.path.join(self.dir, f"node{node}", "kafka.pid")).read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def topic(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", C18_KAFKA, "topic", *args, "--dir", self.dir], capture_output=True,
+                              text=True, timeout=120)
+
+    def topics(self) -> set[str]:
+        return set(self.topic("list").stdout.split())
+
+    def stop(self):
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGKILL)
+            self.p.wait()
+        subprocess.run(["bash", C18_KAFKA, "stop", "--dir", self.dir, "--clean"], capture_output=True, timeout=120)
+
+
+def c18_port_free(port: int) -> bool:
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def c18_validator():
+    """The run schema's validator (None: python jsonschema is missing)."""
+    try:
+        import jsonschema  # noqa: PLC0415
+    except ImportError:
+        return None
+    schema = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas",
+                                         "run.schema.json")))
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def c18_fit(causes: dict, latency: int) -> str:
+    """'' when CAUSES (page faults aside) fit in LATENCY and hold no timer."""
+    total = sum(v for k, v in causes.items() if not k.startswith("page_fault"))
+    if total > latency:
+        return f"causes {total} ns > latency {latency} ns"
+    if causes.get("timer"):
+        return f"timer {causes['timer']} ns (should be blocked)"
+    return ""
+
+
+def c18_blame_problems(doc, top_is_max=False) -> list[str]:
+    """What is wrong with a broker run file's blame section (empty: nothing)."""
+    b = doc.get("blame")
+    if not isinstance(b, dict):
+        return ["no blame section"]
+    bad = []
+    if not isinstance(b.get("lost"), dict):
+        bad.append("blame.lost missing")
+    n_iv = len(doc["series"][0]["intervals"])
+    tags = [s.get("tag") for s in b.get("series", [])]
+    if any(t != "publish.service" for t in tags):
+        bad.append(f"blame series {tags} (only publish.service)")
+    past = []
+    for s in b.get("series", []):
+        for iv in s["intervals"]:
+            if iv["index"] >= n_iv:
+                past.append(iv["index"])
+            if (p := c18_fit(iv["causes"], iv["latency_ns"])):
+                bad.append(f"interval {iv['index']}: {p}")
+    if past:
+        bad.append(f"blame.series intervals {past} past the run's {n_iv} intervals")
+    for o in b.get("slowest", []):
+        if o.get("series") != "publish.service":
+            bad.append(f"a slow operation of {o.get('series')}")
+        if (p := c18_fit(o["causes"], o["latency_ns"])):
+            bad.append(f"slowest op of {o['latency_ns']} ns: {p}")
+        if o.get("runnable_ns", 0) > o["latency_ns"]:
+            bad.append(f"runnable_ns {o['runnable_ns']} > latency {o['latency_ns']}")
+    if top_is_max and b.get("slowest"):
+        top = max(o["latency_ns"] for o in b["slowest"])
+        mx = [s["summary"]["max"] for s in doc.get("summary", []) if s.get("tag") == "publish.service"]
+        if mx and top != mx[0]:
+            bad.append(f"slowest kept {top} ns, publish.service max {mx[0]} ns")
+    return bad[:6]
+
+
+def c18_file(case: str, path: str, d: str, top_is_max=False, want_blame=True, validator=None) -> list[str]:
+    """Reads a broker run file as its users would: schema, blame's invariants,
+    analyze, report and convert --to trace. One row; returns the problems."""
+    if not os.path.exists(path):
+        R.row(C18, f"  {case}: its run file", "saved", "no run file", "FAIL")
+        return ["no run file"]
+    problems = []
+    try:
+        doc = json.load(open(path))
+    except ValueError as e:
+        doc = None
+        problems.append(f"not JSON: {e}")
+    if doc is not None:
+        if validator is not None:
+            errs = list(validator.iter_errors(doc))
+            if errs:
+                problems.append(f"schema: {len(errs)} errors, {errs[0].message[:80]} at "
+                                f"{'/'.join(map(str, errs[0].absolute_path))}")
+        if want_blame:
+            problems += c18_blame_problems(doc, top_is_max)
+    out = lambda ext: os.path.join(d, "read." + ext)  # noqa: E731
+    for args in (["analyze", path], ["report", path, "-o", out("html"), "--force"],
+                 ["convert", path, "--to", "trace", "-o", out("trace.json"), "--force"]):
+        r = run(args, label=f"{case}: {args[0]}")
+        if r.code != 0:
+            problems.append(f"{args[0]}: exit {exit_code_text(r.code)} {r.first_err(110)}")
+    slow = len(doc["blame"]["slowest"]) if doc and isinstance(doc.get("blame"), dict) else 0
+    R.row(C18, f"  {case}: its run file", "schema valid, causes fit (no timer), blame intervals in the run, "
+          "analyze/report/convert trace read it", "; ".join(problems)[:600] or f"ok ({slow} slow requests kept)",
+          "FAIL" if problems else "PASS")
+    if problems:
+        R.row(C18, "    reproduce", "", f"cauda analyze {os.path.basename(path)}", "INFO")
+    return problems
+
+
+def c18_live(args, label, after: float, act):
+    """Starts cauda (Direct), watches the blame programs it loads for AFTER s,
+    does ACT(proc) -> seconds to exit or None, then waits: (code, ours, gone, latency, proc)."""
+    before = blame_prog_ids() or set()
+    x = Direct(args, label=label)
+    ours: set[int] = set()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < after and x.alive():
+        ours |= (blame_prog_ids() or set()) - before
+        time.sleep(0.05)
+    lat = act(x)
+    code = x.wait()
+    gone = gone_within(ours) if ours else 0.0
+    return code, ours, gone, lat, x
+
+
+def class18():
+    print(f"\n== {C18}")
+    d = R.path("c18")
+    os.makedirs(d, exist_ok=True)
+    if not IS_ROOT or blame_prog_ids() is None:
+        R.row(C18, "all cases", "root and bpftool", "not root or no bpftool: skipped", "SKIP")
+        return
+    validator = c18_validator()
+    if validator is None:
+        R.row(C18, "schema checks", "python jsonschema", "missing: the run files are checked by hand only", "NOTE")
+    # the clusters start in the background while the flags and the fake broker are tried
+    one = C18Kafka(1, os.path.join(d, "kafka1"), 29092)
+    three = C18Kafka(3, os.path.join(d, "kafka3"), 29192)
+    o = lambda n: ["-q", "-o", os.path.join(d, n), "--force"]  # noqa: E731
+    short = ["--runtime", "2s", "--warmup", "200ms"]
+    mif = ["--max-in-flight", "1"]
+    blame = ["--kernel", "blame"]
+    files: list[tuple[str, str, bool]] = []  # (case, path, top_is_max): read at the end
+
+    # detector sanity: the file check sees a blame interval past the run and causes over the latency
+    doc = {"series": [{"intervals": [{}, {}]}], "blame": {"lost": {}, "series": [{"tag": "publish.service",
+           "intervals": [{"index": 2, "latency_ns": 10, "causes": {"blocked": 11}}]}], "slowest": []}}
+    seen = c18_blame_problems(doc)
+    R.row(C18, "detector sanity (an interval past the run, causes over the latency)", "both seen",
+          "; ".join(seen), "PASS" if len(seen) == 2 else "FAIL")
+
+    # ---- careless flags: refused before connecting (nothing listens on the port)
+    dead = f"127.0.0.1:{free_port()}"
+
+    def refused(case, args, needles, code=2, absent=("connect",)):
+        r = run(["broker", "--bootstrap", dead] + args, label=case, bad_input=True)
+        missing = [n for n in needles if n not in r.err]
+        there = [a for a in absent if a in r.err.lower()]
+        ok = r.code == code and not missing and not there and not r.hung
+        R.row(C18, case, f"exit {code} naming {needles}, before connecting",
+              f"exit {exit_code_text(r.code)}: {r.first_err(170)}" + (f" (lacks {missing})" if missing else "")
+              + (f" (it tried to connect)" if there else ""), "PASS" if ok else "FAIL")
+        return r
+
+    refused("--kernel blame with the defaults (--max-in-flight 5)", short + blame + o("x.json"),
+            ["--max-in-flight 5", "--max-in-flight 1"])
+    refused("--max-in-flight 0", short + blame + ["--max-in-flight", "0"] + o("x.json"), ["--max-in-flight"])
+    refused("--max-in-flight 64", short + blame + ["--max-in-flight", "64"] + o("x.json"), ["--max-in-flight 1"])
+    refused("--max-in-flight 1 --acks 0", short + blame + mif + ["--acks", "0"] + o("x.json"), ["--acks 1 or all"])
+    refused("--max-in-flight=1 --acks=0 --kernel=blame", short + ["--kernel=blame", "--max-in-flight=1", "--acks=0"]
+            + o("x.json"), ["--acks 1 or all"])
+    refused("--max-in-flight=2", short + blame + ["--max-in-flight=2"] + o("x.json"), ["--max-in-flight 1"])
+    refused("--blame-above 0 (no unit)", short + blame + mif + ["--blame-above", "0"] + o("x.json"), ["no unit"])
+    refused("--blame-above -1ms", short + blame + mif + ["--blame-above", "-1ms"] + o("x.json"), ["negative"])
+    refused("--blame-keep 0", short + blame + mif + ["--blame-keep", "0"] + o("x.json"), ["1..=100000"])
+    refused("--blame-keep 100001", short + blame + mif + ["--blame-keep", "100001"] + o("x.json"), ["1..=100000"])
+    refused("--blame-above without --kernel blame", short + mif + ["--blame-above", "1ms"] + o("x.json"),
+            ["add --kernel blame"])
+    r = run(["broker", "--bootstrap", dead] + short + ["--kernel=blame", "--max-in-flight=1", "--acks", "all"]
+            + o("x.json"), label="allowed flags reach the connection")
+    R.row(C18, "--kernel=blame --max-in-flight=1 --acks all (allowed: fails only at the connection)",
+          "exit 2 'cannot connect'", f"exit {exit_code_text(r.code)}: {r.first_err(120)}",
+          "PASS" if r.code == 2 and "cannot connect" in r.err else "FAIL")
+    # --acks-matrix cannot take --acks: an advice to give --acks 1 or all is no way out
+    r = run(["broker", "--bootstrap", dead] + short + blame + mif + ["--acks-matrix"] + o("m.json"),
+            label="--acks-matrix with blame")
+    error = " ".join(l for l in r.err.splitlines() if not l.startswith("cauda broker --acks-matrix: round"))
+    ok = r.code == 2 and "--acks-matrix" in error and "connect" not in r.err.lower()
+    R.row(C18, "--kernel blame --max-in-flight 1 --acks-matrix", "exit 2 before connecting, the error naming "
+          "--acks-matrix (it runs acks=0 rounds, and --acks cannot be given with it)",
+          f"exit {exit_code_text(r.code)}: {r.first_err(220)}", "PASS" if ok else "FAIL")
+
+    # ---- the fake broker: several leaders, slow, silent, closing
+    def fake(case, mode, args, want_code, needles=(), limit_s=15.0, saved=True, top_is_max=False, check=None):
+        broker = HostileBroker(mode)
+        out = os.path.join(d, f"fake-{mode}-{len(files)}.json")
+        try:
+            code, ours, gone, _, x = c18_live(["broker", "--bootstrap", broker.boot] + args + ["-q", "-o", out],
+                                              case, HANG_S, lambda x: None)
+        finally:
+            broker.stop()
+        problems = []
+        if code != want_code:
+            problems.append(f"exit {exit_code_text(code)}")
+        missing = [n for n in needles if not re.search(n, x.err)]
+        if missing:
+            problems.append(f"stderr lacks {missing}")
+        if gone is None:
+            problems.append("blame programs still loaded 2 s after exit")
+        left = (blame_prog_ids() or set()) & ours
+        if os.path.exists(out) != saved:
+            problems.append("run file " + ("missing" if saved else "written"))
+        extra = check(out) if check and os.path.exists(out) else ""
+        R.row(C18, case, f"exit {want_code}" + (f" naming {list(needles)}" if needles else "") +
+              (", run saved" if saved else ", nothing saved") + ", no blame program left",
+              "; ".join(problems) or f"exit {exit_code_text(code)}: {x.err.strip().splitlines()[-1][:150] if x.err.strip() else ''}"
+              + (f"; {extra}" if extra else "") + ("" if not left else f"; {len(left)} left"),
+              "FAIL" if problems else "PASS")
+        if problems:
+            R.row(C18, "    reproduce", "", f"python3 bench/hostile_broker.py {mode} & "
+                  f"cauda broker --bootstrap 127.0.0.1:PORT {shq(args)}", "INFO")
+        if saved and os.path.exists(out):
+            files.append((case, out, top_is_max))
+        return out
+
+    base = ["--warmup", "200ms", "--rate", "100/s", "--runtime", "3s"] + blame + mif
+    fake("fake broker: 2 partitions on 2 leaders, --partitions 2", "two-leaders", base + ["--partitions", "2"], 2,
+         [r"2 leaders \(127\.0\.0\.1:\d+, 127\.0\.0\.1:\d+\)", "--partitions 1"], saved=False)
+    fake("fake broker: 2 leaders, --partitions 1 (the first partition's only)", "two-leaders",
+         base + ["--partitions", "1"], 0)
+    fake("fake broker: 2 partitions, brokers 1 and 2 at one address (one leader address)", "two-ids-one-address",
+         base + ["--partitions", "2"], 0)
+
+    def slow_check(out):
+        doc = json.load(open(out))
+        sl = doc["blame"]["slowest"]
+        lat = sum(o["latency_ns"] for o in sl)
+        blocked = sum(o["causes"].get("blocked", 0) for o in sl)
+        return f"{len(sl)} slow requests of {[round(o['latency_ns'] / 1e9, 2) for o in sl]} s, " \
+               f"blocked {100 * blocked / max(lat, 1):.1f} %" + ("" if sl and blocked > 0.9 * lat else " (FAIL: "
+                                                                "expected ≥ 2 slow requests, ≥ 90 % blocked)")
+    slow_out = fake("fake broker: every Produce answered after 1.5 s (from 1 s in), --blame-above 100ms",
+                    "slow-produce", ["--warmup", "200ms", "--runtime", "3s", "--size", "100", "--rate", "50/s",
+                                     "--timeout", "5s", "--blame-above", "100ms"] + blame + mif, 0, check=slow_check)
+    if os.path.exists(slow_out) and "FAIL" in slow_check(slow_out):
+        R.row(C18, "  the slow requests' blame", "≥ 2 slow, ≥ 90 % blocked", slow_check(slow_out), "FAIL")
+    fake("fake broker: connection closed at a Produce 1 s in", "close-produce", base, 1,
+         ["closed the connection", "saved in"])
+
+    def stalled(out):
+        doc = json.load(open(out))
+        sl = doc["blame"]["slowest"]
+        return f"{len(sl)} slow requests kept; errors {doc['broker']['records']['errors']}"
+    st = fake("fake broker: Produce never answered from 1 s, --timeout 2s, --blame-above 100ms", "silent-produce",
+              base + ["--timeout", "2s", "--blame-above", "100ms"], 0, ["DELIVERY_TIMEOUT"], check=stalled)
+    if os.path.exists(st):
+        doc = json.load(open(st))
+        if not doc["blame"]["slowest"]:
+            R.row(C18, "  the stalled request in blame", "the request given up at --timeout blamed (2 s blocked)",
+                  "blame.slowest is empty: a request given up has no publish.service value, so the slowest "
+                  "request of the run is not explained", "NOTE")
+
+    # ---- the real broker
+    boot = one.ready()
+    if boot is None:
+        R.row(C18, "real broker cases", "scripts/kafka.sh start", one.why, "SKIP")
+    else:
+        last = {"rss_kb": 0}
+
+        def real(case, args, want_code=0, top_is_max=False, needles=(), check=None, timeout=60, bad_input=True):
+            out = os.path.join(d, f"real-{len(files)}.json")
+            r = run(["broker", "--bootstrap", boot] + args + ["-q", "-o", out, "--force"], label=case,
+                    timeout=timeout, bad_input=bad_input)
+            last["rss_kb"] = r.rss_kb
+            missing = [n for n in needles if n not in r.err]
+            problem = "" if r.code == want_code and not missing else \
+                f"exit {exit_code_text(r.code)}: {r.first_err(160)}" + (f" (lacks {missing})" if missing else "")
+            extra = check(out) if (check and not problem and os.path.exists(out)) else ""
+            if extra.startswith("FAIL"):
+                problem, extra = extra[5:], ""
+            R.row(C18, case, f"exit {want_code}" + (f" naming {list(needles)}" if needles else ""),
+                  problem or f"exit {exit_code_text(r.code)} in {r.secs:.1f} s, {r.rss_kb // 1024} MB" +
+                  (f"; {extra}" if extra else ""), "FAIL" if problem else "PASS")
+            if problem:
+                R.row(C18, "    reproduce", "", r.cmd, "INFO")
+            if want_code == 0 and os.path.exists(out):
+                files.append((case, out, top_is_max))
+            return out
+
+        every = ["--blame-above", "0ns"]
+
+        def threads(out):
+            doc = json.load(open(out))
+            ts = sorted({o["thread"] for o in doc["blame"]["slowest"]})
+            return ("" if ts == [0, 1, 2, 3] else "FAIL ") + f"slow requests of producer threads {ts}"
+
+        def count(n):
+            def check(out):
+                k = len(json.load(open(out))["blame"]["slowest"])
+                return ("" if k == n else "FAIL ") + f"{k} slow requests kept (want {n})"
+            return check
+
+        real("real broker: --max-in-flight 1, every request slow (--blame-above 0ns)", short + blame + mif + every,
+             top_is_max=True, check=count(100))
+        real("real broker: --kernel=blame --max-in-flight=1 --acks=all (default threshold)",
+             short + ["--kernel=blame", "--max-in-flight=1", "--acks=all"])
+        real("real broker: closed loop (--closed-loop), every request slow", short + blame + mif + every +
+             ["--closed-loop"], top_is_max=True)
+        real("real broker: --producers 4, every request slow", short + blame + mif + every + ["--producers", "4"],
+             top_is_max=True, check=threads)
+        real("real broker: --partitions 3 on one broker (one leader: allowed)", short + blame + mif + every +
+             ["--partitions", "3"], top_is_max=True)
+        real("real broker: --blame-keep 1", short + blame + mif + every + ["--blame-keep", "1"], top_is_max=True,
+             check=count(1))
+        real("real broker: --blame-keep 100000", short + blame + mif + every + ["--blame-keep", "100000"],
+             top_is_max=True)
+        real("real broker: --blame-above 1h (nothing slow)", short + blame + mif + ["--blame-above", "1h"],
+             check=count(0))
+        real("real broker: --interval-length 100ms, every request slow", short + blame + mif + every +
+             ["--interval-length", "100ms"], top_is_max=True)
+        real("real broker: fsync every append (flush.messages=1), 200/s", short + blame + mif +
+             ["--rate", "200/s", "--topic-config", "flush.messages=1", "--blame-above", "2ms"])
+        real("real broker: 20000/s (always a request in flight at the schedule's end), every request slow",
+             short + blame + mif + every + ["--rate", "20000/s"], top_is_max=True)
+        huge = real("real broker: --rate 10M/s (the most) --runtime 1s --timeout 2s", ["--runtime", "1s", "--warmup",
+                    "200ms", "--timeout", "2s", "--rate", "10000000/s"] + blame + mif, bad_input=False)
+        if os.path.exists(huge):
+            rec = json.load(open(huge))["broker"]["records"]
+            R.row(C18, "  its memory", "bounded (Kafka's client blocks at buffer.memory, 32 MB)",
+                  f"{last['rss_kb'] // 1024} MB for {rec['sent']} records due in 1 s ({rec['acked']} acked): the "
+                  f"queue of records not yet written grows with --rate × --runtime (about 1.4 GB at --runtime 3s, "
+                  f"with or without blame)", "NOTE" if last['rss_kb'] > RSS_LIMIT_KB else "PASS")
+        for rate in ("1e15/s", "10000001/s"):
+            r = run(["broker", "--bootstrap", boot, "--rate", rate] + short + blame + mif + o("x.json"),
+                    label=f"rate {rate}", bad_input=True)
+            R.row(C18, f"real broker: --rate {rate}", "exit 2 (above 10M/s)",
+                  f"exit {exit_code_text(r.code)} in {r.secs:.1f} s: {r.first_err(120)}",
+                  "PASS" if r.code == 2 and not r.hung else "FAIL")
+        r = run(["broker", "--bootstrap", boot, "--producers", "255", "--consumers", "2"] + short + blame + mif
+                + o("x.json"), label="257 threads", bad_input=True)
+        ok = r.code == 2 and "--producers" in r.err
+        R.row(C18, "real broker: --producers 255 --consumers 2 (257 probe threads)",
+              "exit 2, its advice naming broker's flags (--producers/--consumers)",
+              f"exit {exit_code_text(r.code)}: {r.first_err(200)}", "PASS" if ok else "FAIL")
+
+        # signals with blame on
+        for sig, want in ((signal.SIGINT, 130), (signal.SIGTERM, 130), (signal.SIGKILL, -9)):
+            out = os.path.join(d, f"sig-{sig.name}.json")
+            code, ours, gone, lat, _ = c18_live(["broker", "--bootstrap", boot, "--runtime", "20s", "--warmup",
+                                                 "200ms"] + blame + mif + ["-q", "-o", out, "--force"],
+                                                f"real broker, {sig.name}", 1.8, lambda x, s=sig: x.signal_and_time(s))
+            problems = []
+            if code != want:
+                problems.append(f"exit {exit_code_text(code)}")
+            if want > 0 and (lat is None or lat > SIGNAL_LIMIT_S):
+                problems.append(f"exited {lat if lat is None else round(lat, 3)} s after the signal")
+            if len(ours) != 11:
+                problems.append(f"{len(ours)} blame programs seen (11 expected)")
+            if gone is None:
+                problems.append("blame programs still loaded 2 s after exit")
+            if want > 0:
+                if not os.path.exists(out):
+                    problems.append("no run file")
+                else:
+                    files.append((f"{sig.name} mid-run", out, False))
+            R.row(C18, f"real broker: {sig.name} mid-run with blame", f"exit {want}" +
+                  (" within 0.2 s, saved" if want > 0 else "") + ", its 11 programs unloaded",
+                  "; ".join(problems) or f"exit {exit_code_text(code)}" + (f" {lat:.3f} s after" if lat else "") +
+                  f", programs gone {gone:.2f} s after exit", "FAIL" if problems else "PASS")
+        # the warm-up: nothing measured
+        out = os.path.join(d, "sig-warmup.json")
+        code, ours, gone, lat, x = c18_live(["broker", "--bootstrap", boot, "--runtime", "5s", "--warmup", "10s"] +
+                                            blame + mif + ["-q", "-o", out, "--force"], "SIGINT in the warm-up", 1.5,
+                                            lambda x: x.signal_and_time(signal.SIGINT))
+        ok = code == 130 and gone is not None and lat is not None and lat <= SIGNAL_LIMIT_S
+        R.row(C18, "real broker: SIGINT in the warm-up with blame", "exit 130 within 0.2 s, programs unloaded",
+              f"exit {exit_code_text(code)} {lat if lat is None else round(lat, 3)} s after; {len(ours)} programs, "
+              f"{'gone' if gone is not None else 'STILL LOADED'}; {x.err.strip().splitlines()[-1][:100] if x.err.strip() else ''}",
+              "PASS" if ok else "FAIL")
+
+    # signals in the fake broker's waits
+    for what, mode, after, sig in (("an unanswered request", "silent-produce", 2.5, signal.SIGINT),
+                                   ("a 1.5 s request", "slow-produce", 2.2, signal.SIGTERM)):
+        broker = HostileBroker(mode)
+        out = os.path.join(d, f"fake-sig-{mode}.json")
+        try:
+            code, ours, gone, lat, _ = c18_live(["broker", "--bootstrap", broker.boot] + base +
+                                                ["-q", "-o", out, "--force"], f"{sig.name} during {what}", after,
+                                                lambda x, s=sig: x.signal_and_time(s))
+        finally:
+            broker.stop()
+        has = os.path.exists(out)
+        ok = code == 130 and lat is not None and lat <= SIGNAL_LIMIT_S and has and gone is not None
+        R.row(C18, f"fake broker: {sig.name} during {what}", "exit 130 within 0.2 s, saved, programs unloaded",
+              f"exit {exit_code_text(code)} {lat if lat is None else round(lat, 3)} s after; run file {has}; "
+              f"{len(ours)} programs {'gone' if gone is not None else 'STILL LOADED'}", "PASS" if ok else "FAIL")
+        if has:
+            files.append((f"{sig.name} during {what}", out, False))
+
+    # ---- three brokers: several leaders for real
+    boot3 = three.ready()
+    if boot3 is None:
+        R.row(C18, "three-broker cases", "scripts/kafka.sh start --brokers 3", three.why, "SKIP")
+    else:
+        r = run(["broker", "--bootstrap", boot3, "--topic", "c18-new", "--partitions", "3", "--acks", "all"] + short
+                + blame + mif + o("x.json"), label="3 brokers, --partitions 3", bad_input=True)
+        left = "c18-new" in three.topics()
+        ok = r.code == 2 and "3 leaders" in r.err and "--partitions 1" in r.err and not left
+        R.row(C18, "3 brokers: a new topic of 3 partitions (3 leaders)", "exit 2 naming the 3 leaders, the topic "
+              "cauda made deleted", f"exit {exit_code_text(r.code)}: {r.first_err(150)}; topic left: {left}",
+              "PASS" if ok else "FAIL")
+        made = three.topic("create", "c18-three", "--partitions", "3", "--replication-factor", "3")
+        if made.returncode == 0:
+            r = run(["broker", "--bootstrap", boot3, "--topic", "c18-three", "--partitions", "3"] + short + blame +
+                    mif + o("x.json"), label="3 brokers, existing topic, --partitions 3", bad_input=True)
+            kept = "c18-three" in three.topics()
+            R.row(C18, "3 brokers: an existing topic on 3 leaders, --partitions 3", "exit 2 'leaders', the topic "
+                  "(not cauda's) kept", f"exit {exit_code_text(r.code)}: {r.first_err(120)}; kept: {kept}",
+                  "PASS" if r.code == 2 and "leaders" in r.err and kept else "FAIL")
+            out = os.path.join(d, "three-one.json")
+            r = run(["broker", "--bootstrap", boot3, "--topic", "c18-three", "--partitions", "1", "--acks", "all"]
+                    + short + blame + mif + ["--blame-above", "0ns", "-q", "-o", out, "--force"],
+                    label="3 brokers, existing topic, --partitions 1")
+            R.row(C18, "3 brokers: that topic with --partitions 1 --acks all (one leader)", "exit 0",
+                  f"exit {exit_code_text(r.code)} in {r.secs:.1f} s {r.first_err(100) if r.code else ''}",
+                  "PASS" if r.code == 0 else "FAIL")
+            if r.code == 0:
+                files.append(("3 brokers, --partitions 1 --acks all", out, True))
+        else:
+            R.row(C18, "3 brokers: an existing topic", "kafka.sh topic create", made.stderr.strip()[-120:], "SKIP")
+        three.stop()
+
+    # ---- the real broker killed (kill -9 of its JVM) mid-run: last, it ends that broker
+    if boot is not None and one.pid():
+        out = os.path.join(d, "jvm-killed.json")
+        jvm = one.pid()
+        code, ours, gone, _, x = c18_live(["broker", "--bootstrap", boot, "--runtime", "20s", "--warmup", "200ms"] +
+                                          blame + mif + ["-q", "-o", out, "--force"], "JVM killed", 2.0,
+                                          lambda x: os.kill(jvm, signal.SIGKILL))
+        has = os.path.exists(out)
+        problems = [p for p in (f"exit {exit_code_text(code)}" if code != 1 else "",
+                                "no run file" if not has else "",
+                                "blame programs still loaded 2 s after exit" if gone is None else "",
+                                f"{len(ours)} programs seen" if len(ours) != 11 else "") if p]
+        R.row(C18, "real broker: its JVM killed (kill -9) mid-run", "exit 1, saved, programs unloaded",
+              "; ".join(problems) or f"exit 1: {x.err.strip().splitlines()[-1][:120]}", "FAIL" if problems else "PASS")
+        if has:
+            files.append(("JVM killed mid-run", out, False))
+        one.stop()
+
+    # ---- every run file, read as its users would
+    for case, path, top in files:
+        c18_file(case, path, d, top_is_max=top, validator=validator)
+
+
 def print_tables():
     print("\n\n================ issue 20 review: results ================")
     for cls in R.order:
@@ -3411,7 +3922,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -3428,7 +3939,7 @@ def main():
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
                       (10, class10), (11, class11), (12, class12), (13, class13), (14, class14),
-                      (15, class15), (16, class16), (17, class17)):
+                      (15, class15), (16, class16), (17, class17), (18, class18)):
             if n in ran:
                 try:
                     fn()

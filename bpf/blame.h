@@ -28,6 +28,7 @@
 #define HOLDERS 8
 #define IRQ_SLOTS 4
 #define SOFTIRQS 10
+#define SUSPECTS 3
 
 /* A thread's state, as counted (the index into time[] and stolen[]). */
 enum thread_state {
@@ -83,6 +84,13 @@ struct cauda_blame {
 	 * while an earlier one still waited finds its own part of the wait. */
 	__u64 runnable_since;
 	__u64 blocked_since;
+	/* 1 + the pid of the task it last switched out to; and the first
+	 * such tasks found at an untraced switch back to it, with how many of
+	 * the untraced switches came after switching to each (the task the
+	 * CPU ran while the kernel traced nothing). */
+	__u32 left_to;
+	__u32 suspect[SUSPECTS];
+	__u64 suspect_missed[SUSPECTS];
 	struct holder holders[HOLDERS];
 };
 
@@ -257,6 +265,14 @@ static __always_inline void repair(struct cauda_blame *b, struct task_struct *t,
 {
 	__sync_fetch_and_add(&b->seq, 1);
 	__sync_fetch_and_add(&b->missed, 1);
+	for (int i = 0; i < SUSPECTS && b->left_to; i++) {
+		if (!b->suspect[i])
+			b->suspect[i] = b->left_to;
+		if (b->suspect[i] == b->left_to) {
+			__sync_fetch_and_add(&b->suspect_missed[i], 1);
+			break;
+		}
+	}
 	b->prev_state = STATE_RUNNING;
 	b->state = STATE_RUNNING;
 	b->since = now;
@@ -331,6 +347,7 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (b->state != STATE_RUNNING && b->state != STATE_UNKNOWN)
 			repair(b, prev, now);
 		enter(b, prev, waits ? STATE_RUNNABLE : STATE_BLOCKED, now, false);
+		b->left_to = next->pid + 1;
 		if (waits)
 			c->waiter = prev_slot;
 	} else if (c->waiter) {

@@ -182,6 +182,18 @@ fn an_unloaded_timer_names_the_idle_exit_and_leaves_little_unexplained() {
                     .contains("switches to a probe thread not traced")
             });
             assert!(warned, "untraced switches counted but not warned about");
+            // Each is put after the task the thread had switched to (up to
+            // three per thread), named with its pid.
+            let suspects = run["blame"]["untraced_after"].as_array().unwrap();
+            let named: u64 = suspects
+                .iter()
+                .map(|t| t["switches"].as_u64().unwrap())
+                .sum();
+            eprintln!("untraced after: {suspects:?}");
+            assert!(
+                named > 0 && named <= n,
+                "{named} of {n} untraced switches named"
+            );
         }
     }
     // The vCPU halts between wake-ups: its exit is named with the state,

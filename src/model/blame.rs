@@ -158,6 +158,11 @@ pub struct BlameReport {
     /// went round, a thread beyond the table): never silently dropped.
     #[serde(default)]
     pub lost: BTreeMap<String, u64>,
+    /// The tasks a probe thread had switched to before switches back to it
+    /// that the kernel did not trace (`lost`): what its CPU ran while
+    /// nothing was traced, most switches first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untraced_after: Vec<UntracedAfter>,
     /// How finely the kernel keeps the steal clock (what `steal` can
     /// resolve), in words.
     #[serde(default)]
@@ -167,6 +172,18 @@ pub struct BlameReport {
     /// slow operation up with other traces of the same host.
     #[serde(default)]
     pub monotonic_start_ns: u64,
+}
+
+/// A task a probe thread had switched to before an untraced switch back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntracedAfter {
+    /// Its command name (`/proc/PID/comm` at the run's end; empty if it
+    /// had exited).
+    pub comm: String,
+    /// Its thread id.
+    pub pid: u32,
+    /// How many untraced switches came after switching to it.
+    pub switches: u64,
 }
 
 /// At most this many slowest operations in a file.
@@ -271,6 +288,12 @@ impl BlameReport {
         for key in self.lost.keys() {
             check_name("blame.lost", key)?;
         }
+        if self.untraced_after.len() > 256 {
+            return Err("blame.untraced_after: more tasks than probe threads (256)".into());
+        }
+        for task in &self.untraced_after {
+            check_name("blame.untraced_after's comm", &task.comm)?;
+        }
         check_name("blame.steal_resolution", &self.steal_resolution)
     }
 }
@@ -340,6 +363,7 @@ mod tests {
             kept: 100,
             slowest,
             lost: BTreeMap::new(),
+            untraced_after: Vec::new(),
             steal_resolution: "each scheduler clock update".into(),
             monotonic_start_ns: 0,
         }

@@ -77,6 +77,19 @@ pub fn write_tail(out: &mut String, blame: Option<&TailBlame>) {
             thousands(b.lost)
         );
     }
+    for task in b.untraced_after.iter().take(3) {
+        let after = match (task.pid, task.comm.as_str()) {
+            (0, _) => "its CPU went idle".to_string(),
+            (pid, "") => format!("it switched to a task now gone (pid {pid})"),
+            (pid, comm) => format!("it switched to {comm} (pid {pid})"),
+        };
+        let _ = writeln!(
+            out,
+            "    note: {} of the switches back to a probe thread the kernel did not trace came \
+             after {after}",
+            thousands(task.switches),
+        );
+    }
 }
 
 /// One row per cause, largest first, with its details under it, then the
@@ -328,6 +341,7 @@ mod tests {
             }],
             kept: 100,
             lost: BTreeMap::new(),
+            untraced_after: Vec::new(),
             steal_resolution: String::new(),
             monotonic_start_ns: 0,
         }

@@ -87,6 +87,11 @@ pub struct TailBlame {
     /// Events the kernel could not keep in the whole run (the run file's
     /// `blame.lost`, added up): culprits and shares may miss them.
     pub lost: u64,
+    /// The tasks a probe thread had switched to before switches back to
+    /// it that the kernel did not trace (the run file's
+    /// `blame.untraced_after`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untraced_after: Vec<crate::model::blame::UntracedAfter>,
 }
 
 /// The tasks that held the CPU of `ops`, added up per task (comm and
@@ -218,6 +223,7 @@ pub fn tail_blame(
             .map(|stall| stall_blame(report, interval_ns, tag, stall))
             .collect(),
         lost: report.lost.values().fold(0u64, |a, &b| a.saturating_add(b)),
+        untraced_after: report.untraced_after.clone(),
     })
 }
 
@@ -338,6 +344,7 @@ mod tests {
             ],
             kept: 100,
             lost: keys(&[("culprit_ring", 2)]),
+            untraced_after: Vec::new(),
             steal_resolution: "each scheduler clock update".into(),
             monotonic_start_ns: 0,
         }

@@ -194,6 +194,7 @@ mod tests {
             slowest: Vec::new(),
             kept: 100,
             lost: BTreeMap::new(),
+            untraced_after: Vec::new(),
             steal_resolution: String::new(),
             monotonic_start_ns: 0,
         }

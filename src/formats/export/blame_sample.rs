@@ -135,6 +135,7 @@ pub fn blame() -> BlameReport {
         kept: 100,
         slowest,
         lost: BTreeMap::new(),
+        untraced_after: Vec::new(),
         steal_resolution: "each scheduler clock update".into(),
         monotonic_start_ns: 0,
     }

@@ -21,6 +21,8 @@ use crate::host::root::HostRoot;
 pub const THREADS: usize = super::sys::BLAME_THREADS;
 /// Culprits a thread's ring holds (`HOLDERS`).
 pub const HOLDERS: usize = 8;
+/// Tasks named per thread as run before untraced switches (`SUSPECTS`).
+pub const SUSPECTS: usize = 3;
 /// IRQs told apart per thread (`IRQ_SLOTS`); the rest are `irq.other`.
 pub const IRQ_SLOTS: usize = 4;
 /// Softirq kinds, in the kernel's order.
@@ -85,6 +87,12 @@ pub struct Counters {
     pub missed: u64,
     runnable_since: u64,
     blocked_since: u64,
+    left_to: u32,
+    /// 1 + the pids of the first tasks it had switched out to before a
+    /// switch back to it went untraced (0: none).
+    pub suspect: [u32; SUSPECTS],
+    /// How many untraced switches came after switching to each.
+    pub suspect_missed: [u64; SUSPECTS],
     holders: [Holder; HOLDERS],
 }
 
@@ -411,10 +419,20 @@ pub fn culprits(start: &Counters, end: &Counters) -> (Vec<(u32, String, u64)>, u
             continue;
         }
         let len = h.comm.iter().position(|&b| b == 0).unwrap_or(16);
-        let comm = String::from_utf8_lossy(&h.comm[..len]).into_owned();
-        out.push((h.pid, comm, h.ns));
+        out.push((h.pid, task_name(&h.comm[..len]), h.ns));
     }
     (out, lost)
+}
+
+/// A task's command name as the run file keeps it: any process may name
+/// itself with any bytes (`prctl(PR_SET_NAME)`), and a control character
+/// would make the file's reader refuse it, so each becomes `?` (as `ps`
+/// shows it), and bytes that are not UTF-8 become U+FFFD.
+pub fn task_name(comm: &[u8]) -> String {
+    String::from_utf8_lossy(comm)
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// IRQ numbers' names as `/proc/interrupts` gives them (the handlers'
@@ -552,5 +570,18 @@ mod tests {
         assert_eq!(lost, 3);
         assert_eq!(held.len(), 8);
         assert_eq!(held[0], (13, "hog".to_string(), 10));
+    }
+
+    #[test]
+    fn a_task_name_with_control_characters_is_kept_printable() {
+        assert_eq!(task_name(b"kworker/1:0"), "kworker/1:0");
+        assert_eq!(task_name(b"\x1b[2Jboo\n"), "?[2Jboo?");
+        assert_eq!(task_name(b"a\xffb"), "a\u{fffd}b");
+        let run = crate::model::blame::UntracedAfter {
+            comm: task_name(b"\x07bell"),
+            pid: 1,
+            switches: 1,
+        };
+        assert!(crate::model::names::check_name("comm", &run.comm).is_ok());
     }
 }

@@ -133,6 +133,9 @@ pub struct Kept {
     pub culprits_lost: u64,
     /// Switches to it the kernel did not trace (their time is unexplained).
     pub missed: u64,
+    /// The tasks it had switched to before such switches (the first ones
+    /// seen: their thread ids) and how many came after switching to each.
+    pub untraced_after: Vec<(u32, u64)>,
 }
 
 /// The p99 of what a series recorded so far, from a coarse histogram.
@@ -244,6 +247,7 @@ impl Hook {
                 slowest: Vec::new(),
                 culprits_lost: 0,
                 missed: 0,
+                untraced_after: Vec::new(),
             },
             heap: BinaryHeap::new(),
             shared,
@@ -360,10 +364,15 @@ impl Drop for Hook {
                 slowest: Vec::new(),
                 culprits_lost: 0,
                 missed: 0,
+                untraced_after: Vec::new(),
             },
         );
         kept.slowest = std::mem::take(&mut self.heap).into_vec();
-        kept.missed = self.cell.read().missed;
+        let end = self.cell.read();
+        kept.missed = end.missed;
+        kept.untraced_after = (end.suspect.iter().zip(end.suspect_missed))
+            .filter_map(|(&pid, n)| Some((pid.checked_sub(1)?, n)))
+            .collect();
         if let Ok(mut all) = self.shared.kept.lock() {
             all.push(kept);
         }

@@ -12,7 +12,7 @@ use crate::host::root::HostRoot;
 use crate::host::trace::blame::{self, part};
 use crate::model::Warning;
 use crate::model::blame::{
-    BlameReport, Culprit, IntervalBlame, SeriesBlame, SlowOperation, Threshold,
+    BlameReport, Culprit, IntervalBlame, SeriesBlame, SlowOperation, Threshold, UntracedAfter,
 };
 
 /// Names for the parts of a thread's vectors.
@@ -93,9 +93,36 @@ pub fn warnings(report: &BlameReport) -> Vec<Warning> {
                      eight (the ring's size)"
                         .into()
                 }
-                _ => "the kernel ran a probe thread without tracing the switch to it; that \
-                      time is unexplained in the operations it fell in"
-                    .into(),
+                _ => {
+                    let mut advice = "the kernel ran a probe thread without tracing the switch \
+                                      to it; that time is unexplained in the operations it fell in"
+                        .to_string();
+                    match report.untraced_after.first() {
+                        Some(task) if task.pid == 0 => {
+                            advice += &format!(
+                                "; {} of them came after its CPU went idle (a halt of the vCPU \
+                                 the kernel traced no way out of)",
+                                task.switches
+                            );
+                        }
+                        Some(task) => {
+                            advice += &format!(
+                                "; {} of them came after it switched to {} (pid {}), a task \
+                                 whose switches away the kernel did not trace: keep it off the \
+                                 probe's CPUs (taskset -p), see docs/blame.md",
+                                task.switches,
+                                if task.comm.is_empty() {
+                                    "a task now gone"
+                                } else {
+                                    &task.comm
+                                },
+                                task.pid
+                            );
+                        }
+                        None => {}
+                    }
+                    advice
+                }
             },
         })
         .collect()
@@ -122,9 +149,13 @@ fn report(
     let mut totals: BTreeMap<(usize, u64), IntervalBlame> = BTreeMap::new();
     let mut slowest = Vec::new();
     let (mut culprits_lost, mut missed) = (0, 0);
+    let mut untraced: BTreeMap<u32, u64> = BTreeMap::new();
     for mut thread in kept {
         culprits_lost += thread.culprits_lost;
         missed += thread.missed;
+        for &(pid, switches) in &thread.untraced_after {
+            *untraced.entry(pid).or_insert(0) += switches;
+        }
         for (&(series, index), t) in &thread.totals {
             let sum = totals
                 .entry((series, index))
@@ -175,9 +206,31 @@ fn report(
         slowest,
         kept: keep as u64,
         lost,
+        untraced_after: untraced_after(&root, untraced),
         steal_resolution: STEAL_RESOLUTION.into(),
         monotonic_start_ns: run_start_ns,
     }
+}
+
+/// The tasks switched to before untraced switches, named (most first).
+fn untraced_after(root: &HostRoot, switches: BTreeMap<u32, u64>) -> Vec<UntracedAfter> {
+    let mut tasks: Vec<UntracedAfter> = switches
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .map(|(pid, switches)| UntracedAfter {
+            comm: match pid {
+                0 => "swapper (idle)".into(),
+                _ => root
+                    .read(&format!("/proc/{pid}/comm"))
+                    .map(|c| blame::task_name(c.trim_end_matches('\n').as_bytes()))
+                    .unwrap_or_default(),
+            },
+            pid,
+            switches,
+        })
+        .collect();
+    tasks.sort_by(|a, b| b.switches.cmp(&a.switches).then(a.pid.cmp(&b.pid)));
+    tasks
 }
 
 fn operation(

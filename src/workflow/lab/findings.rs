@@ -338,6 +338,7 @@ mod tests {
                 slowest: Vec::new(),
                 kept: 100,
                 lost: Default::default(),
+                untraced_after: Vec::new(),
                 steal_resolution: String::new(),
                 monotonic_start_ns: 0,
             }),
