@@ -21,8 +21,24 @@ impl Hog {
     /// `chrt`, `taskset` or `python3` is missing or real-time scheduling
     /// is refused.
     pub fn fifo_duty(cpu: usize, busy_ms: u64, period_ms: u64, lifetime_s: u64) -> Option<Hog> {
+        Hog::fifo_duty_named(cpu, busy_ms, period_ms, lifetime_s, None)
+    }
+
+    /// The same hog, naming itself `comm` (prctl PR_SET_NAME: any bytes
+    /// but NUL, as any process may) instead of `python3`.
+    pub fn fifo_duty_named(
+        cpu: usize,
+        busy_ms: u64,
+        period_ms: u64,
+        lifetime_s: u64,
+        comm: Option<&str>,
+    ) -> Option<Hog> {
+        let name = comm.map_or(String::new(), |c| {
+            let hex: String = c.bytes().map(|b| format!("{b:02x}")).collect();
+            format!("import ctypes; ctypes.CDLL(None).prctl(15, bytes.fromhex('{hex}'), 0, 0, 0)\n")
+        });
         let script = format!(
-            "import time\n\
+            "{name}import time\n\
              end = time.monotonic() + {lifetime_s}\n\
              while time.monotonic() < end:\n\
              \x20   busy = time.monotonic() + {busy}\n\
