@@ -3528,15 +3528,34 @@ def c18_file(case: str, path: str, d: str, top_is_max=False, want_blame=True, va
     return problems
 
 
+def c18_prog_ids_of(pid: int) -> set[int]:
+    """The BPF programs process PID holds (its fds' prog_id in /proc/PID/fdinfo):
+    another process's blame programs (a test run meanwhile) are not counted as cauda's."""
+    ids = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            try:
+                for line in open(f"/proc/{pid}/fdinfo/{fd}"):
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+    except OSError:
+        pass
+    return ids
+
+
 def c18_live(args, label, after: float, act):
-    """Starts cauda (Direct), watches the blame programs it loads for AFTER s,
-    does ACT(proc) -> seconds to exit or None, then waits: (code, ours, gone, latency, proc)."""
-    before = blame_prog_ids() or set()
+    """Starts cauda (Direct), watches the blame programs it holds for AFTER s (or
+    until it exits), does ACT(proc) -> seconds to exit or None, then waits:
+    (code, ours, gone, latency, proc)."""
     x = Direct(args, label=label)
     ours: set[int] = set()
     t0 = time.monotonic()
     while time.monotonic() - t0 < after and x.alive():
-        ours |= (blame_prog_ids() or set()) - before
+        held = c18_prog_ids_of(x.p.pid)
+        if held - ours:
+            ours |= held & (blame_prog_ids() or set())
         time.sleep(0.05)
     lat = act(x)
     code = x.wait()
@@ -3657,14 +3676,30 @@ def class18():
         sl = doc["blame"]["slowest"]
         lat = sum(o["latency_ns"] for o in sl)
         blocked = sum(o["causes"].get("blocked", 0) for o in sl)
+        others: dict[str, int] = {}
+        for op in sl:
+            for k, v in op["causes"].items():
+                if k not in ("blocked", "running", "run_queue") and not k.startswith("page_fault"):
+                    others[k] = others.get(k, 0) + v
+        top = sorted(others.items(), key=lambda kv: -kv[1])[:3]
         return f"{len(sl)} slow requests of {[round(o['latency_ns'] / 1e9, 2) for o in sl]} s, " \
-               f"blocked {100 * blocked / max(lat, 1):.1f} %" + ("" if sl and blocked > 0.9 * lat else " (FAIL: "
-                                                                "expected ≥ 2 slow requests, ≥ 90 % blocked)")
+               f"blocked {100 * blocked / max(lat, 1):.1f} %, then " + \
+               ", ".join(f"{k} {100 * v / max(lat, 1):.1f} %" for k, v in top) + \
+               ("" if len(sl) >= 2 and blocked > 0.8 * lat else " (FAIL: expected ≥ 2 slow requests, ≥ 80 % blocked)")
     slow_out = fake("fake broker: every Produce answered after 1.5 s (from 1 s in), --blame-above 100ms",
                     "slow-produce", ["--warmup", "200ms", "--runtime", "3s", "--size", "100", "--rate", "50/s",
                                      "--timeout", "5s", "--blame-above", "100ms"] + blame + mif, 0, check=slow_check)
-    if os.path.exists(slow_out) and "FAIL" in slow_check(slow_out):
-        R.row(C18, "  the slow requests' blame", "≥ 2 slow, ≥ 90 % blocked", slow_check(slow_out), "FAIL")
+    if os.path.exists(slow_out):
+        said = slow_check(slow_out)
+        sl = json.load(open(slow_out))["blame"]["slowest"]
+        asleep_other = sum(v for op in sl for k, v in op["causes"].items()
+                           if k not in ("blocked", "running", "run_queue") and not k.startswith("page_fault"))
+        share = asleep_other / max(sum(op["latency_ns"] for op in sl), 1)
+        R.row(C18, "  the 1.5 s requests' blame (the producer asleep, waiting on the broker)",
+              "≥ 2 slow, ≥ 80 % blocked; what the broker alone delayed not charged to the client's side",
+              said + (f"; {100 * share:.1f} % of a wait the broker alone made is charged to steal/IRQ/"
+                      f"unexplained on the sleeping producer's CPU" if share > 0.01 else ""),
+              "FAIL" if "FAIL" in said else ("NOTE" if share > 0.01 else "PASS"))
     fake("fake broker: connection closed at a Produce 1 s in", "close-produce", base, 1,
          ["closed the connection", "saved in"])
 
