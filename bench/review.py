@@ -3630,6 +3630,26 @@ def class18():
           "--acks-matrix (it runs acks=0 rounds, and --acks cannot be given with it)",
           f"exit {exit_code_text(r.code)}: {r.first_err(220)}", "PASS" if ok else "FAIL")
 
+    r = run(["broker", "--bootstrap", dead] + short + blame + ["--max-in-flight", "01"] + o("x.json"),
+            label="--max-in-flight 01")
+    R.row(C18, "--max-in-flight 01 (clap reads 1: allowed)", "exit 2 'cannot connect' (past the blame checks)",
+          f"exit {exit_code_text(r.code)}: {r.first_err(100)}",
+          "PASS" if r.code == 2 and "cannot connect" in r.err else "FAIL")
+    # cauda lab: its rule for a broker step (workflow/lab/kernel.rs blame_refusal) has no step to apply to
+    r = run(["lab", "--help"], label="lab --help")
+    steps = re.findall(r"^\s+- (\w+):", r.out.split("--skip", 1)[-1].split("--kernel", 1)[0], re.M)
+    R.row(C18, "cauda lab --kernel blame with a broker step", "a broker step blamed only at --max-in-flight 1, "
+          "not --acks 0", f"the lab's steps are {steps}: no broker step, so its broker rule cannot be reached "
+          "from the command line (by reading, it compares the flag's text: --max-in-flight 01 or =+1, which "
+          "broker takes as 1, would be refused)" if "broker" not in steps else f"steps {steps}",
+          "NOTE" if "broker" not in steps else "PASS")
+    r = run(["broker", "--help"], label="broker --help")
+    kernel_help = r.out.split("--kernel <LIST>", 1)[-1].split("--blame-above", 1)[0]
+    R.row(C18, "cauda broker --help on --kernel blame", "says blame covers broker (at --max-in-flight 1)",
+          (re.findall(r"`blame` —[^(]*\([^)]*\)", " ".join(kernel_help.split())) or ["(no blame text)"])[0][-170:],
+          "PASS" if "broker" in kernel_help or "max-in-flight" in kernel_help
+          else "NOTE")
+
     # ---- the fake broker: several leaders, slow, silent, closing
     def fake(case, mode, args, want_code, needles=(), limit_s=15.0, saved=True, top_is_max=False, check=None):
         broker = HostileBroker(mode)
