@@ -418,6 +418,18 @@ fn blame_explains_each_slow_produce_request() {
             &["--max-in-flight", "3"],
             "--max-in-flight 1 with --producers N",
         ),
+        (&["--max-in-flight", "1", "--acks-matrix"], "--acks-matrix"),
+        (
+            &[
+                "--max-in-flight",
+                "1",
+                "--producers",
+                "255",
+                "--consumers",
+                "2",
+            ],
+            "--producers 255 with --consumers 2",
+        ),
     ] {
         let args = [args, &["--kernel", "blame"]].concat();
         refused_run("127.0.0.1:1", &out, &args, 2, &[needle]);
@@ -478,6 +490,31 @@ fn blame_explains_each_slow_produce_request() {
     assert!(
         blocked * 2 > latency,
         "blocked {blocked} of {latency} ns in the 100 slowest requests"
+    );
+    // Requests acknowledged after the schedule's end (a backlog drained)
+    // are counted in its last interval, their blame too: the file reads.
+    let path = dir.path().join("drained.json");
+    ok_run(
+        &broker.bootstrap,
+        &path,
+        &[
+            "--rate",
+            "20000/s",
+            "--runtime",
+            "1s",
+            "--max-in-flight",
+            "1",
+            "--kernel",
+            "blame",
+            "--blame-above",
+            "1us",
+        ],
+    );
+    let analysis = cauda().arg("analyze").arg(&path).output().unwrap();
+    assert!(
+        analysis.status.success(),
+        "{}",
+        String::from_utf8_lossy(&analysis.stderr)
     );
     // A window is one request's: the slowest kept is the series' maximum.
     let most = slowest

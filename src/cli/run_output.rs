@@ -65,7 +65,7 @@ pub struct RunOutputArgs {
     /// latency went: run-queue wait (and the tasks that held the CPU), hard
     /// IRQs, softirqs, the CPU's idle exit, its own I/O's block queue and
     /// device time, steal, time on CPU, blocked and unexplained (timer,
-    /// hiccup, disk with --iodepth 1, net).
+    /// hiccup, disk with --iodepth 1, net, broker with --max-in-flight 1).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub kernel: Vec<crate::model::kernel::KernelSource>,
     /// With --kernel blame: an operation is slow above this latency

@@ -41,8 +41,10 @@ pub struct IntervalReport {
 pub trait OpHook: Send + std::fmt::Debug {
     /// The next operation is intended to start at `intended_ns`.
     fn begin(&mut self, intended_ns: u64);
-    /// `value_ns` was recorded in `series`, completed at `now_ns`.
-    fn end(&mut self, now_ns: u64, series: SeriesId, value_ns: u64);
+    /// `value_ns` was recorded in `series`, completed at `now_ns` and
+    /// counted in the interval holding `counted_ns` (earlier for what
+    /// completes after a schedule's end: `Recorder::record_by`).
+    fn end(&mut self, now_ns: u64, counted_ns: u64, series: SeriesId, value_ns: u64);
 }
 
 /// A probe thread's recorder.
@@ -117,7 +119,7 @@ impl Recorder {
         }
         self.hists[series].record(value);
         if let Some(hook) = self.hook.as_mut() {
-            hook.end(now_ns, series, value);
+            hook.end(now_ns, at, series, value);
         }
     }
 

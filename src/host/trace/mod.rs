@@ -151,7 +151,8 @@ impl Tracer {
             if tids.len() > blame::THREADS {
                 return Err(input_error(format!(
                     "--kernel blame keeps counters for at most {} probe threads; this run has \
-                     {}: use fewer threads (--threads, --jobs, --conns)",
+                     {}: use fewer threads (--threads, --jobs, --conns, --producers and \
+                     --consumers)",
                     blame::THREADS,
                     tids.len()
                 )));

@@ -155,6 +155,16 @@ fn check_blame(config: &BrokerConfig) -> Result<()> {
              acknowledgement, and --acks 0 has none: use --acks 1 or all",
         ));
     }
+    let threads = config.producers + config.consumers;
+    if threads > crate::host::trace::blame::THREADS {
+        return Err(input_error(format!(
+            "--kernel blame keeps counters for at most {} probe threads, and --producers {} \
+             with --consumers {} make {threads}: use fewer",
+            crate::host::trace::blame::THREADS,
+            config.producers,
+            config.consumers
+        )));
+    }
     if config.max_in_flight > 1 {
         return Err(input_error(format!(
             "--kernel blame explains one request at a time per producer thread, and \

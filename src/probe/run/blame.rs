@@ -273,7 +273,9 @@ impl Hook {
     }
 
     #[cold]
-    fn keep(&mut self, now_ns: u64, series: SeriesId, value_ns: u64) {
+    /// Keeps the vector of an operation that completed at `now_ns`, in the
+    /// totals of the interval holding `counted_ns` (the recorder's).
+    fn keep(&mut self, now_ns: u64, counted_ns: u64, series: SeriesId, value_ns: u64) {
         let end = self.cell.read();
         let mut vector = if self.backlog {
             blame::backlog_vector(&self.start, &end, now_ns, value_ns)
@@ -286,7 +288,7 @@ impl Hook {
         let (culprits, lost) = blame::culprits(&self.start, &end);
         self.kept.culprits_lost += lost;
         self.kept.irqs = end.irq;
-        let index = now_ns.saturating_sub(self.shared.run_start_ns) / self.shared.interval_ns;
+        let index = counted_ns.saturating_sub(self.shared.run_start_ns) / self.shared.interval_ns;
         let totals = self.kept.totals.entry((series, index)).or_insert(Totals {
             slow: 0,
             latency_ns: 0,
@@ -339,15 +341,15 @@ impl OpHook for Hook {
     }
 
     #[inline]
-    fn end(&mut self, now_ns: u64, series: SeriesId, value_ns: u64) {
+    fn end(&mut self, now_ns: u64, counted_ns: u64, series: SeriesId, value_ns: u64) {
         let blamed = self.shared.blamed.get(series).copied();
         if blamed.is_none_or(|b| b == Blamed::No) || self.open.is_none() {
             return;
         }
         self.open = None;
         self.last_end_ns = now_ns;
-        if value_ns > self.threshold(series, now_ns, value_ns) {
-            self.keep(now_ns, series, value_ns);
+        if value_ns > self.threshold(series, counted_ns, value_ns) {
+            self.keep(now_ns, counted_ns, series, value_ns);
         }
     }
 }

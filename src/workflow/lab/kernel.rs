@@ -114,8 +114,10 @@ pub fn blame_refusal(args: &[String]) -> Option<String> {
             let acks = flag_value(args, "--acks").unwrap_or("1");
             if acks == "0" {
                 Some("--acks 0 has no acknowledgement to end a request's window".into())
+            } else if args.iter().any(|a| a == "--acks-matrix") {
+                Some("--acks-matrix has acks=0 rounds, with no acknowledgement to end a request's window".into())
             } else {
-                (depth != "1").then(|| {
+                (depth.parse::<u64>() != Ok(1)).then(|| {
                     format!(
                         "--max-in-flight {depth} keeps several requests in flight on each \
                          producer thread, and blame explains one at a time per thread"
@@ -176,6 +178,10 @@ mod tests {
         assert!(blame_refusal(&args(&["broker", "--bootstrap", "x"])).is_some());
         let one = ["broker", "--bootstrap", "x", "--max-in-flight", "1"];
         assert_eq!(blame_refusal(&args(&one)), None);
+        assert_eq!(
+            blame_refusal(&args(&["broker", "--max-in-flight=01"])),
+            None
+        );
         assert!(blame_refusal(&args(&[&one[..], &["--acks", "0"]].concat())).is_some());
         assert!(blame_refusal(&args(&["kernel"])).is_some());
     }
