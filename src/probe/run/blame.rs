@@ -348,6 +348,11 @@ impl OpHook for Hook {
         }
         self.open = None;
         self.last_end_ns = now_ns;
+        // Started after the schedule's end (a backlog sent while draining):
+        // counted in the last interval, but inside no interval of the run.
+        if now_ns.saturating_sub(value_ns) > counted_ns {
+            return;
+        }
         if value_ns > self.threshold(series, counted_ns, value_ns) {
             self.keep(now_ns, counted_ns, series, value_ns);
         }
