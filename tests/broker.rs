@@ -933,6 +933,41 @@ fn signalled(mode: &str, signal: &str, after: Duration) -> (Duration, std::proce
 }
 
 #[test]
+fn blame_of_requests_a_slow_broker_answers_after_the_schedule_reads_back() {
+    let Some(_alone) = common::bpf::bpf_ready() else {
+        return;
+    };
+    // Each produce answered after 1.5 s from 1 s in: requests are still out,
+    // and more are sent, after the schedule's end.
+    let args = ["--size", "100", "--timeout", "5s", "--max-in-flight", "1"];
+    let blame = ["--kernel", "blame", "--blame-above", "100ms"];
+    let (output, _, run) = against("slow-produce", &[&args[..], &blame].concat());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run = run.unwrap();
+    let slowest = run["blame"]["slowest"].as_array().unwrap();
+    assert!(!slowest.is_empty(), "{}", run["blame"]);
+    for op in slowest {
+        assert!(op["latency_ns"].as_u64().unwrap() >= 1_400_000_000, "{op}");
+        assert!(op["causes"].get("timer").is_none(), "{op}");
+    }
+    // Every slow request's start and interval lie inside the run: readers
+    // take the file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow.json");
+    std::fs::write(&path, run.to_string()).unwrap();
+    let analysis = cauda().arg("analyze").arg(&path).output().unwrap();
+    assert!(
+        analysis.status.success(),
+        "{}",
+        String::from_utf8_lossy(&analysis.stderr)
+    );
+}
+
+#[test]
 fn a_signal_ends_every_wait_on_a_broker_at_once() {
     // In the handshake (a reply trickled), and mid-run once the broker no
     // longer answers (producers wait for acknowledgements).
