@@ -272,9 +272,9 @@ impl Hook {
         p99
     }
 
-    #[cold]
     /// Keeps the vector of an operation that completed at `now_ns`, in the
     /// totals of the interval holding `counted_ns` (the recorder's).
+    #[cold]
     fn keep(&mut self, now_ns: u64, counted_ns: u64, series: SeriesId, value_ns: u64) {
         let end = self.cell.read();
         let mut vector = if self.backlog {
