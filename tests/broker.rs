@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::kafka::Broker;
-use common::{cauda, cauda_process, read_json, series_tags};
+use common::{cauda, cauda_process, read_json, series_tags, succeeded};
 use serde_json::Value;
 
 /// `cauda broker --bootstrap BOOT ARGS -q -o OUT`: how it ended and the run file.
@@ -438,22 +438,19 @@ fn blame_explains_each_slow_produce_request() {
         return;
     };
     // Every request is slow (above 1 µs): each one's vector is kept.
-    let run = ok_run(
-        &broker.bootstrap,
-        &dir.path().join("blamed.json"),
-        &[
-            "--rate",
-            "300/s",
-            "--runtime",
-            "2s",
+    let blamed = |rate: &str, runtime: &str, path: &Path| {
+        let blame = [
             "--max-in-flight",
             "1",
             "--kernel",
             "blame",
             "--blame-above",
             "1us",
-        ],
-    );
+        ];
+        let pace = ["--rate", rate, "--runtime", runtime];
+        ok_run(&broker.bootstrap, path, &[&pace[..], &blame].concat())
+    };
+    let run = blamed("300/s", "2s", &dir.path().join("blamed.json"));
     assert_accounted(&run);
     common::assert_valid(&common::validator("run.schema.json"), &run);
     let blame = &run["blame"];
@@ -494,28 +491,8 @@ fn blame_explains_each_slow_produce_request() {
     // Requests acknowledged after the schedule's end (a backlog drained)
     // are counted in its last interval, their blame too: the file reads.
     let path = dir.path().join("drained.json");
-    ok_run(
-        &broker.bootstrap,
-        &path,
-        &[
-            "--rate",
-            "20000/s",
-            "--runtime",
-            "1s",
-            "--max-in-flight",
-            "1",
-            "--kernel",
-            "blame",
-            "--blame-above",
-            "1us",
-        ],
-    );
-    let analysis = cauda().arg("analyze").arg(&path).output().unwrap();
-    assert!(
-        analysis.status.success(),
-        "{}",
-        String::from_utf8_lossy(&analysis.stderr)
-    );
+    blamed("20000/s", "1s", &path);
+    succeeded(cauda().arg("analyze").arg(&path).output().unwrap());
     // A window is one request's: the slowest kept is the series' maximum.
     let most = slowest
         .iter()
@@ -959,12 +936,7 @@ fn blame_of_requests_a_slow_broker_answers_after_the_schedule_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("slow.json");
     std::fs::write(&path, run.to_string()).unwrap();
-    let analysis = cauda().arg("analyze").arg(&path).output().unwrap();
-    assert!(
-        analysis.status.success(),
-        "{}",
-        String::from_utf8_lossy(&analysis.stderr)
-    );
+    succeeded(cauda().arg("analyze").arg(&path).output().unwrap());
 }
 
 #[test]
