@@ -577,11 +577,11 @@ mod tests {
         assert_eq!(task_name(b"kworker/1:0"), "kworker/1:0");
         assert_eq!(task_name(b"\x1b[2Jboo\n"), "?[2Jboo?");
         assert_eq!(task_name(b"a\xffb"), "a\u{fffd}b");
-        let run = crate::model::blame::UntracedAfter {
+        let task = crate::model::blame::UntracedAfter {
             comm: task_name(b"\x07bell"),
             pid: 1,
             switches: 1,
         };
-        assert!(crate::model::names::check_name("comm", &run.comm).is_ok());
+        assert!(crate::model::names::check_name("comm", &task.comm).is_ok());
     }
 }
