@@ -8,8 +8,7 @@
 //! than every step failing. `--kernel blame` goes only to the steps whose
 //! operations it can explain one at a time per thread: timer, hiccup, net
 //! and disk at `--iodepth 1`; a step it cannot explain (the lab's QD32
-//! writes, a broker or `cauda kernel` step) runs without it, and the
-//! summary says which and why.
+//! writes) runs without it, and the summary says which and why.
 
 use crate::model::kernel::KernelSource;
 
@@ -109,23 +108,6 @@ pub fn apply(plan: &mut KernelPlan, steps: &mut [Step]) {
 /// from its arguments after `cauda`.
 pub fn blame_refusal(args: &[String]) -> Option<String> {
     match args.first().map(String::as_str) {
-        Some("broker") => {
-            let depth = flag_value(args, "--max-in-flight").unwrap_or("5");
-            let acks = flag_value(args, "--acks").unwrap_or("1");
-            if acks == "0" {
-                Some("--acks 0 has no acknowledgement to end a request's window".into())
-            } else if args.iter().any(|a| a == "--acks-matrix") {
-                Some("--acks-matrix has acks=0 rounds, with no acknowledgement to end a request's window".into())
-            } else {
-                (depth.parse::<u64>() != Ok(1)).then(|| {
-                    format!(
-                        "--max-in-flight {depth} keeps several requests in flight on each \
-                         producer thread, and blame explains one at a time per thread"
-                    )
-                })
-            }
-        }
-        Some("kernel") => Some("cauda kernel has no operations of its own to explain".into()),
         Some("disk") => {
             let depth = flag_value(args, "--iodepth").unwrap_or("1");
             (depth != "1").then(|| {
@@ -175,15 +157,6 @@ mod tests {
         let deep = blame_refusal(&args(&["disk", "--iodepth", "32"])).unwrap();
         assert!(deep.contains("--iodepth 32"), "{deep}");
         assert!(blame_refusal(&args(&["disk", "--iodepth=4"])).is_some());
-        assert!(blame_refusal(&args(&["broker", "--bootstrap", "x"])).is_some());
-        let one = ["broker", "--bootstrap", "x", "--max-in-flight", "1"];
-        assert_eq!(blame_refusal(&args(&one)), None);
-        assert_eq!(
-            blame_refusal(&args(&["broker", "--max-in-flight=01"])),
-            None
-        );
-        assert!(blame_refusal(&args(&[&one[..], &["--acks", "0"]].concat())).is_some());
-        assert!(blame_refusal(&args(&["kernel"])).is_some());
     }
 
     #[test]
