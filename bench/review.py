@@ -3635,13 +3635,12 @@ def class18():
     R.row(C18, "--max-in-flight 01 (clap reads 1: allowed)", "exit 2 'cannot connect' (past the blame checks)",
           f"exit {exit_code_text(r.code)}: {r.first_err(100)}",
           "PASS" if r.code == 2 and "cannot connect" in r.err else "FAIL")
-    # cauda lab: its rule for a broker step (workflow/lab/kernel.rs blame_refusal) has no step to apply to
+    # cauda lab has no broker step (workflow/lab/kernel.rs blame_refusal keeps no rule for one)
     r = run(["lab", "--help"], label="lab --help")
     steps = re.findall(r"^\s+- (\w+):", r.out.split("--skip", 1)[-1].split("--kernel", 1)[0], re.M)
-    R.row(C18, "cauda lab --kernel blame with a broker step", "a broker step blamed only at --max-in-flight 1, "
-          "not --acks 0", f"the lab's steps are {steps}: no broker step, so its broker rule cannot be reached "
-          "(workflow/lab/kernel.rs keeps no rule for one)" if "broker" not in steps else f"steps {steps}",
-          "NOTE" if "broker" not in steps else "PASS")
+    R.row(C18, "cauda lab --kernel blame and a broker step", "no broker step (else: blamed only at "
+          "--max-in-flight 1, not --acks 0)", f"the lab's steps are {steps}",
+          "PASS" if "broker" not in steps else "NOTE")
     r = run(["broker", "--help"], label="broker --help")
     kernel_help = r.out.split("--kernel <LIST>", 1)[-1].split("--blame-above", 1)[0]
     R.row(C18, "cauda broker --help on --kernel blame", "says blame covers broker (at --max-in-flight 1)",
