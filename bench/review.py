@@ -2630,8 +2630,9 @@ def c16_kernel(d):
     refused("cauda kernel --kernel blame", ["kernel", "--kernel", "blame", "--runtime", "1s"] + o("x.json"),
             "cauda kernel has none")
     port = free_port()
+    # broker is blamed at --max-in-flight 1 (class 18); its default 5 is refused before connecting
     r = refused("broker --kernel blame (no broker listening)", ["broker", "--bootstrap", f"127.0.0.1:{port}",
-                "--kernel", "blame", "--runtime", "1s"] + o("x.json"), "not yet")
+                "--kernel", "blame", "--runtime", "1s"] + o("x.json"), "--max-in-flight 1")
     if r.code == 2 and ("connect" in r.err.lower() or "refused" in r.err.lower()):
         R.row(C16, "  ...refused before connecting", "no connect attempt", r.first_err(120), "FAIL")
     refused("disk --iodepth 4 --kernel blame", disk + ["--iodepth", "4", "--kernel", "blame"] + o("x.json"),
