@@ -130,10 +130,7 @@ impl BrokerArgs {
     pub fn run_matrix(&self) -> Result<Outcome> {
         let config = self.config()?;
         let destination = self.output.destination()?;
-        if destination
-            .kernel
-            .contains(&crate::model::kernel::KernelSource::Blame)
-        {
+        if destination.blamed() {
             return Err(crate::error::input_error(
                 "--kernel blame with --acks-matrix: its acks=0 rounds have no acknowledgement to \
                  end a request's window; run the matrix without --kernel blame, or --acks 1 and \

@@ -186,6 +186,19 @@ pub struct UntracedAfter {
     pub switches: u64,
 }
 
+impl UntracedAfter {
+    /// What the probe thread did before the untraced switches, in words:
+    /// "its CPU went idle" (the idle task, pid 0) or "it switched to COMM
+    /// (pid N)".
+    pub fn after(&self) -> String {
+        match (self.pid, self.comm.as_str()) {
+            (0, _) => "its CPU went idle".into(),
+            (pid, "") => format!("it switched to a task now gone (pid {pid})"),
+            (pid, comm) => format!("it switched to {comm} (pid {pid})"),
+        }
+    }
+}
+
 /// At most this many slowest operations in a file.
 pub const SLOWEST_LIMIT: u64 = 100_000;
 
@@ -367,6 +380,24 @@ mod tests {
             steal_resolution: "each scheduler clock update".into(),
             monotonic_start_ns: 0,
         }
+    }
+
+    #[test]
+    fn an_untraced_suspect_is_said_by_what_ran() {
+        let task = |pid, comm: &str| UntracedAfter {
+            comm: comm.into(),
+            pid,
+            switches: 2,
+        };
+        assert_eq!(task(0, "swapper (idle)").after(), "its CPU went idle");
+        assert_eq!(
+            task(75, "tokio-rt-worker").after(),
+            "it switched to tokio-rt-worker (pid 75)"
+        );
+        assert_eq!(
+            task(9, "").after(),
+            "it switched to a task now gone (pid 9)"
+        );
     }
 
     #[test]

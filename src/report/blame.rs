@@ -78,16 +78,12 @@ pub fn write_tail(out: &mut String, blame: Option<&TailBlame>) {
         );
     }
     for task in b.untraced_after.iter().take(3) {
-        let after = match (task.pid, task.comm.as_str()) {
-            (0, _) => "its CPU went idle".to_string(),
-            (pid, "") => format!("it switched to a task now gone (pid {pid})"),
-            (pid, comm) => format!("it switched to {comm} (pid {pid})"),
-        };
         let _ = writeln!(
             out,
             "    note: {} of the switches back to a probe thread the kernel did not trace came \
-             after {after}",
+             after {}",
             thousands(task.switches),
+            task.after()
         );
     }
 }

@@ -54,10 +54,7 @@ use crate::record::{Recorder, StopFlag};
 /// the `broker` section.
 pub fn run(config: &BrokerConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
-    let blamed = destination
-        .kernel
-        .contains(&crate::model::kernel::KernelSource::Blame);
-    if blamed {
+    if destination.blamed() {
         check_blame(config)?;
     }
     let io_timeout = Duration::from_nanos(config.timeout_ns.max(5_000_000_000));
@@ -91,10 +88,7 @@ fn measure(
 ) -> Result<Finished> {
     let partitions =
         leaders(boot, &topic, config).map_err(|e| wire::unusable(e, &config.bootstrap))?;
-    if destination
-        .kernel
-        .contains(&crate::model::kernel::KernelSource::Blame)
-    {
+    if destination.blamed() {
         check_blame_leaders(&partitions)?;
     }
     check_message_limit(config, &topic)?;

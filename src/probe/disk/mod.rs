@@ -267,11 +267,7 @@ fn in_memory(path: &std::path::Path) -> Option<Warning> {
 /// `--kernel blame` explains one operation per thread at a time: with
 /// several in flight on a thread, no window is one operation's own.
 fn check_blame(config: &DiskConfig, destination: &Destination) -> Result<()> {
-    if destination
-        .kernel
-        .contains(&crate::model::kernel::KernelSource::Blame)
-        && config.iodepth > 1
-    {
+    if destination.blamed() && config.iodepth > 1 {
         return Err(crate::error::input_error(format!(
             "--kernel blame explains one operation at a time per thread, and --iodepth {} keeps \
              several in flight on each: use --iodepth 1 with --jobs N for N in flight",

@@ -97,29 +97,18 @@ pub fn warnings(report: &BlameReport) -> Vec<Warning> {
                     let mut advice = "the kernel ran a probe thread without tracing the switch \
                                       to it; that time is unexplained in the operations it fell in"
                         .to_string();
-                    match report.untraced_after.first() {
-                        Some(task) if task.pid == 0 => {
-                            advice += &format!(
-                                "; {} of them came after its CPU went idle (a halt of the vCPU \
-                                 the kernel traced no way out of)",
-                                task.switches
-                            );
-                        }
-                        Some(task) => {
-                            advice += &format!(
-                                "; {} of them came after it switched to {} (pid {}), a task \
-                                 whose switches away the kernel did not trace: keep it off the \
-                                 probe's CPUs (taskset -p), see docs/blame.md",
-                                task.switches,
-                                if task.comm.is_empty() {
-                                    "a task now gone"
-                                } else {
-                                    &task.comm
-                                },
-                                task.pid
-                            );
-                        }
-                        None => {}
+                    if let Some(task) = report.untraced_after.first() {
+                        let what = if task.pid == 0 {
+                            "a halt of the vCPU the kernel traced no way out of"
+                        } else {
+                            "a task whose switches away the kernel did not trace: keep it off \
+                             the probe's CPUs (taskset -p), see docs/blame.md"
+                        };
+                        advice += &format!(
+                            "; {} of them came after {} ({what})",
+                            task.switches,
+                            task.after()
+                        );
                     }
                     advice
                 }

@@ -72,6 +72,12 @@ impl Default for Destination {
 }
 
 impl Destination {
+    /// Whether the run explains its slow operations (`--kernel blame`).
+    pub fn blamed(&self) -> bool {
+        self.kernel
+            .contains(&crate::model::kernel::KernelSource::Blame)
+    }
+
     /// Checks the paths given (the default name is checked when chosen):
     /// what writing the run file and the interval log may replace.
     pub fn check(&self) -> Result<(Option<Checked>, Option<Checked>)> {
