@@ -104,6 +104,10 @@ struct cpu_blame {
 	__u64 irq_since;
 	__u64 softirq_since;
 	__u64 nested; /* hard-IRQ time inside the current softirq */
+	/* What interrupts and softirqs here took from the waiting thread
+	 * since it was woken or the CPU last switched: when the idle task
+	 * then switches to it, that time was no idle exit. */
+	__u64 taken;
 	__u32 idle_state;
 	__u32 in_timer;
 };
@@ -304,9 +308,11 @@ static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_str
 		return;
 	__sync_fetch_and_add(&b->seq, 1);
 	/* Woken onto an idle CPU: until the idle task switches to it, the
-	 * CPU is still leaving its idle state. */
+	 * CPU is still leaving its idle state, but for the interrupts and
+	 * softirqs it ran meanwhile (counted as theirs). */
 	if (prev->pid == 0) {
-		__sync_fetch_and_add(&b->idle_exit_ns, take(b, from, now));
+		ns = ns > c->taken ? ns - c->taken : 0;
+		__sync_fetch_and_add(&b->idle_exit_ns, take(b, now - ns, now));
 		b->idle_state = c->idle_state + 1;
 		__sync_fetch_and_add(&b->seq, 1);
 		return;
@@ -362,6 +368,7 @@ int BPF_PROG(blame_switch, bool preempt, struct task_struct *prev, struct task_s
 			c->waiter = 0;
 	}
 	c->curr_since = now;
+	c->taken = 0;
 	return 0;
 }
 
@@ -389,8 +396,10 @@ int BPF_PROG(blame_wakeup, struct task_struct *p)
 	enter(b, p, STATE_RUNNABLE, bpf_ktime_get_ns(), c && c->in_timer);
 	b->cpu = cpu;
 	target = cpu_state(cpu);
-	if (target)
+	if (target) {
 		target->waiter = slot;
+		target->taken = 0;
+	}
 	return 0;
 }
 
@@ -421,6 +430,7 @@ int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
 	if (b) {
 		__sync_fetch_and_add(&b->seq, 1);
 		ns = take(b, c->irq_since, now);
+		c->taken += in_window(c->irq_since, now, b->since);
 		if (ns) {
 			__sync_fetch_and_add(&b->irq_ns, ns);
 			for (int i = 0; i < IRQ_SLOTS; i++) {
@@ -472,6 +482,7 @@ int BPF_PROG(blame_softirq_exit, unsigned int vec)
 		__sync_fetch_and_add(&b->seq, 1);
 		/* Hard IRQs inside it are counted as theirs. */
 		ns = take(b, c->softirq_since + c->nested, now);
+		c->taken += in_window(c->softirq_since + c->nested, now, b->since);
 		__sync_fetch_and_add(&b->softirq_ns[vec], ns);
 		__sync_fetch_and_add(&b->seq, 1);
 	}

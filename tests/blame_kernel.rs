@@ -72,11 +72,7 @@ fn vectors_fit(run: &Value) {
     assert!(causes.values().sum::<u64>() <= latency);
 }
 
-fn blamed_timer(dir: &Path, cpu: &str, runtime: &str) -> Value {
-    blamed_timer_with(dir, cpu, runtime, &[])
-}
-
-fn blamed_timer_with(dir: &Path, cpu: &str, runtime: &str, args: &[&str]) -> Value {
+fn blamed_timer(dir: &Path, cpu: &str, runtime: &str, args: &[&str]) -> Value {
     let path = dir.join("timer.json");
     succeeded(
         cauda()
@@ -107,7 +103,7 @@ fn a_hog_the_timer_cannot_preempt_is_named_with_its_pid() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let run = blamed_timer(dir.path(), "1", "3s");
+    let run = blamed_timer(dir.path(), "1", "3s", &[]);
     let pid = hog.pid();
     drop(hog);
     vectors_fit(&run);
@@ -230,7 +226,7 @@ fn an_unloaded_timer_names_the_idle_exit_and_leaves_little_unexplained() {
     // run is made again, up to three runs in all.
     let untraced =
         |run: &Value| run["blame"]["lost"]["switches to a probe thread not traced"].as_u64();
-    let mut run = blamed_timer(dir.path(), "1", "4s");
+    let mut run = blamed_timer(dir.path(), "1", "4s", &[]);
     let mut kept_off = Vec::new();
     for _ in 0..2 {
         let Some(n) = untraced(&run) else { break };
@@ -259,7 +255,7 @@ fn an_unloaded_timer_names_the_idle_exit_and_leaves_little_unexplained() {
                 kept_off.extend(KeptOff::process_of(pid, 1));
             }
         }
-        run = blamed_timer(dir.path(), "1", "4s");
+        run = blamed_timer(dir.path(), "1", "4s", &[]);
     }
     drop(kept_off);
     vectors_fit(&run);
@@ -396,11 +392,11 @@ fn reads_behind_a_writer_are_blamed_on_the_block_layer_and_match_its_series() {
 /// in bursts, killed and deleted when dropped.
 ///
 /// Each datagram first passes 2,000 tc u32 filters that none matches, so
-/// its receive work is some 10 µs; a burst of 300 every 10 ms keeps that
-/// CPU in NET_RX for about 3 ms of each 10, as the FIFO hog above keeps it
-/// busy. A flood with cheap datagrams does not do it: the sender on the
-/// other CPU cannot send faster than this one receives, and the softirq
-/// runs stay short. Nothing of the host's network settings changes.
+/// its receive work is some 10–15 µs; a burst every 10 ms, sized to take
+/// about 3 ms, keeps that CPU in NET_RX for 3 ms of each 10, as the FIFO
+/// hog above keeps it busy. A flood with cheap datagrams does not do it:
+/// the sender on the other CPU cannot send faster than this one receives,
+/// and the softirq runs stay short. Nothing of the host's network settings changes.
 struct Flood {
     name: String,
     sender: Child,
@@ -447,16 +443,25 @@ impl Flood {
                 .output()
                 .unwrap(),
         );
+        // Each burst ends with a marker the sender waits for: the time until
+        // it arrives is the burst's receive work on `cpu`, and the burst's
+        // size follows it to about 3 ms, whatever this machine's speed (a
+        // fixed size kept a faster CI machine's bursts under the threshold).
         let script = "import socket, time\n\
              rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
-             rx.bind(('127.0.0.1', 0)); rx.setblocking(False)\n\
+             rx.setsockopt(socket.SOL_SOCKET, 33, 1 << 23)  # SO_RCVBUFFORCE\n\
+             rx.bind(('127.0.0.1', 0)); rx.settimeout(0.05)\n\
              to = rx.getsockname(); tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
-             msg = b'x' * 64; due = time.monotonic()\n\
+             msg = b'x' * 64; n = 300; due = time.monotonic()\n\
              while True:\n\
-             \x20   for _ in range(300): tx.sendto(msg, to)\n\
+             \x20   start = time.monotonic()\n\
+             \x20   for _ in range(n): tx.sendto(msg, to)\n\
+             \x20   tx.sendto(b'end', to)\n\
              \x20   try:\n\
-             \x20       while True: rx.recv(2048)\n\
-             \x20   except BlockingIOError: pass\n\
+             \x20       while rx.recv(2048) != b'end': pass\n\
+             \x20       took = time.monotonic() - start\n\
+             \x20       n = max(20, min(900, int(n * (0.5 + 0.5 * 0.003 / took))))\n\
+             \x20   except socket.timeout: pass\n\
              \x20   due += 0.01; time.sleep(max(0.0, due - time.monotonic()))\n";
         let other = if cpu == 0 { "1" } else { "0" };
         let sender = inside("taskset", &["-c", other, "python3", "-c", script])
@@ -529,14 +534,31 @@ fn blamed_on_net_rx(run: &Value, what: &str) {
     let net_rx = kinds.get("NET_RX").copied().unwrap_or(0);
     let (_, latency) = shares(run);
     let net_rx_share = net_rx as f64 / latency as f64;
-    // Measured here: NET_RX 80–91 % of the slow operations' time, for the
-    // timer and for the round trips alike; the rest the haltpoll idle exit.
+    // Who held the CPU of the slowest, for a failure to name.
+    let mut culprits = BTreeMap::new();
+    let slowest = run["blame"]["slowest"].as_array().unwrap();
+    for op in slowest {
+        for c in op["culprits"].as_array().into_iter().flatten() {
+            *culprits
+                .entry(c["comm"].as_str().unwrap_or("?"))
+                .or_insert(0) += 1;
+        }
+    }
+    // Measured here: NET_RX 94–98 % of the slow operations' time, for the
+    // timer and for the round trips alike.
     assert!(
         net_rx_share >= 0.70,
-        "{what}: NET_RX {:.1} % of the slow operations' time (softirq {:.1} %, kinds {kinds:?})",
+        "{what}: NET_RX {:.1} % of the slow operations' time (softirq {:.1} %, kinds \
+         {kinds:?}; culprits of the {} slowest: {culprits:?})",
         net_rx_share * 100.0,
-        share * 100.0
+        share * 100.0,
+        slowest.len()
     );
+    // A burst that ran on the idle CPU after the wake-up is NET_RX, not
+    // also idle exit: counted as both, the parts were scaled down to the
+    // latency, and the idle exit had 6–16 % here (under 1 % since).
+    let idle = share_of(run, "idle_exit");
+    assert!(idle < 0.05, "{what}: idle_exit {:.1} %", idle * 100.0);
 }
 
 #[test]
@@ -546,14 +568,12 @@ fn a_udp_flood_steered_onto_the_probes_cpu_is_blamed_on_net_rx() {
     };
     let flood = Flood::onto(1);
     let dir = tempfile::tempdir().unwrap();
-    // Slow is above 2 ms: the wake-ups a burst delayed most (hundreds in
-    // 4 s), not only the run's top 1 %, where a burst stacks with whatever
-    // else this VM did then (a CI run had NET_RX at 58 % of its top 1 %,
-    // beside a timer interrupt a tick late), and not every one above 1 ms,
-    // where the halted vCPU's exit and a debug build's own work weigh more
-    // (68.7 % in a CI run).
+    // Slow is above 2 ms: the hundreds of wake-ups a burst delayed (not
+    // only the run's top 1 %, some 40 wake-ups, which a rarer stall of
+    // this VM's own, a few ms long, can take: NET_RX had 33 % and 44 % of
+    // them in two runs of ten here).
     let above = ["--blame-above", "2ms"];
-    let timer = blamed_timer_with(dir.path(), "1", "4s", &above);
+    let timer = blamed_timer(dir.path(), "1", "4s", &above);
     // A ping-pong whose client shares CPU 1 with the flood's receive
     // processing; its server, on CPU 0, and the client under SCHED_FIFO so
     // that the flood's sender delays neither.
