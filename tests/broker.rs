@@ -885,6 +885,60 @@ fn the_drain_after_the_schedule_is_no_interval_of_its_own() {
     }
 }
 
+#[test]
+fn a_rate_far_beyond_the_broker_keeps_memory_bounded_and_counts_what_was_never_sent() {
+    // 10M records a second for 3 s at a broker that answers each request
+    // 1.5 s late: the records behind wait in the schedule, not in memory
+    // (they took 1.4 GB, and splitting the backlog at each request made
+    // 845 records a second of 10M, before), and those never written are
+    // NOT_SENT, every one due accounted for.
+    let broker = Hostile::start("slow-produce");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let mut child = common::cauda_process()
+        .args(["broker", "--bootstrap", &broker.bootstrap, "-q"])
+        .args([
+            "--warmup",
+            "200ms",
+            "--rate",
+            "10000000/s",
+            "--runtime",
+            "3s",
+        ])
+        .args(["--timeout", "2s", "-o"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    while child.try_wait().unwrap().is_none() {
+        let hwm = std::fs::read_to_string(&status).unwrap_or_default();
+        if let Some(kb) = hwm
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    common::ended(&output, 0, &["NOT_SENT", "fell behind"]);
+    assert!(peak_kb > 0 && peak_kb < 256 << 10, "peak RSS {peak_kb} kB");
+    let run = read_json(&out);
+    let r = records(&run);
+    assert_eq!(
+        n(r, "sent"),
+        n(r, "acked") + n(r, "failed") + n(r, "in_flight") + n(r, "unacknowledged"),
+        "{r}"
+    );
+    // Every record due in 3 s at 10M/s is sent or NOT_SENT (the first is
+    // due one gap after the start, the last one gap before the end).
+    assert_eq!(n(r, "sent"), 29_999_999, "{r}");
+    assert!(n(&r["errors"], "NOT_SENT") > 25_000_000, "{r}");
+}
+
 /// `cauda broker` against the fake broker in `mode`, signalled with
 /// `signal` after `after`: how long it took to exit, and how.
 fn signalled(mode: &str, signal: &str, after: Duration) -> (Duration, std::process::Output, bool) {

@@ -148,8 +148,9 @@ fn failure_advice<'a>(kinds: impl Iterator<Item = &'a str>) -> String {
                  the latency it had then)"
             }
             "NOT_SENT" => {
-                "NOT_SENT: queued and never written, because the run ended first (a stop, or \
-                 --timeout past --runtime with the broker not answering)"
+                "NOT_SENT: due and never written, because the run ended first (a stop, or \
+                 --timeout past --runtime with the broker not answering or the producers \
+                 behind --rate)"
             }
             "SEND_FAILED" => "SEND_FAILED: the connection failed while the request was written",
             "BAD_RESPONSE" => {

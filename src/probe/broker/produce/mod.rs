@@ -220,17 +220,30 @@ impl Producer {
         loop {
             // Past the schedule's end, what is still queued or unanswered
             // after --timeout is given up (`settle`): a stalled broker ends
-            // the run at --runtime + --timeout.
+            // the run at --runtime + --timeout. Records due and still in
+            // the schedule were never sent either.
             if stop.is_raised() || clock.now() >= last_wait {
+                let limit = (clock.now() + 1).min(end_ns);
+                let due = if next < limit {
+                    1 + schedule.take_before(limit)
+                } else {
+                    0
+                };
+                self.produced.counts.sent += due;
+                self.produced.counts.fail("NOT_SENT", due);
                 return Ok(());
             }
             let now = clock.now();
-            while next <= now && next < end_ns {
+            // Records wait in the schedule, not in memory, beyond what
+            // the batches may hold: their intended times stay theirs.
+            let mut room = self.queue_room();
+            while next <= now && next < end_ns && room > 0 {
                 if let Some(id) = series.lag {
                     sink.record(now, id, now.saturating_sub(next));
                 }
                 self.enqueue(next, now);
                 next = schedule.next_intended();
+                room -= 1;
             }
             self.flush(clock, sink, series, ledger, false)?;
             self.expire(clock.now(), sink, series);
@@ -302,7 +315,7 @@ impl Producer {
         if batch.records.is_empty() {
             batch.opened_ns = now;
         }
-        batch.records.push(Pending {
+        batch.records.push_back(Pending {
             seq: self.seq,
             intended,
         });
@@ -344,6 +357,17 @@ impl Producer {
             >= self.settings.client.batch_bytes
     }
 
+    /// How many more records the batches may hold: as many as
+    /// [`QUEUE_BYTES`] of records, and at least two full batches per
+    /// partition.
+    fn queue_room(&self) -> usize {
+        let record = self.settings.client.record_bytes + RECORD_OVERHEAD;
+        let per_batch = (self.settings.client.batch_bytes / record).max(1);
+        let most = (QUEUE_BYTES / record).max(2 * per_batch * self.batches.len());
+        let queued: usize = self.batches.iter().map(|b| b.records.len()).sum();
+        most.saturating_sub(queued)
+    }
+
     /// Writes every batch that is due, one request per leader.
     fn flush(
         &mut self,
@@ -380,8 +404,7 @@ impl Producer {
                 .into_iter()
                 .map(|s| {
                     let records = &mut self.batches[s].records;
-                    let rest = records.split_off(most.min(records.len()));
-                    (s, std::mem::replace(records, rest))
+                    (s, records.drain(..most.min(records.len())).collect())
                 })
                 .collect();
             let count: u64 = batches.iter().map(|(_, r)| r.len() as u64).sum();
@@ -534,6 +557,11 @@ impl Producer {
 
 /// A record's framing in a v2 batch beside its value, about.
 const RECORD_OVERHEAD: usize = 20;
+
+/// What a producer's batches may hold at most, in record bytes, as the
+/// Java producer's `buffer.memory` (32 MiB): at a rate beyond the broker,
+/// the records behind wait in the schedule, their intended times kept.
+const QUEUE_BYTES: usize = 32 << 20;
 
 /// Produce errors a new or moving partition gives for a moment:
 /// UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,

@@ -59,7 +59,8 @@ pub(super) struct Pending {
 
 #[derive(Debug, Default)]
 pub(super) struct Batch {
-    pub(super) records: Vec<Pending>,
+    /// Taken from the front, a batch's worth at a time.
+    pub(super) records: VecDeque<Pending>,
     pub(super) opened_ns: u64,
 }
 
