@@ -3928,6 +3928,383 @@ def class18():
         c18_file(case, path, d, top_is_max=top, validator=validator)
 
 
+# --------------------------------------------------------------------------
+# class 19: cauda broker at absurd rates (commit 53eff47): a producer's
+# batches hold at most 32 MiB of records (QUEUE_BYTES, buffer.memory), the
+# records behind wait in the schedule with their intended times, and those
+# due and never written by the end (a stop, or --timeout after --runtime)
+# are counted sent and failed NOT_SENT (Schedule::take_before).
+
+C19 = "19 broker at absurd rates (32 MiB queue, NOT_SENT)"
+C19_RSS_KB = 300 * 1024  # "well under ~300 MB"
+C19_GUARD_KB = 2560 * 1024  # the review kills a run past this, for the machine's sake
+C19_SIG_S = 1.0  # a signal acted on within ~1 s (documented: 0.11 s measured)
+
+
+class C19Run:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def c19_run(args, sig_at: float | None = None, sig=None, limit: float = 90.0) -> C19Run:
+    """cauda ARGS, started directly (signals reach it) under an 8 GiB address
+    space limit; VmHWM and CPU time polled every 20 ms, the exact peak RSS and
+    CPU from wait4; SIG sent SIG_AT s after the start and the time to exit
+    measured by pidfd. A run past C19_GUARD_KB or LIMIT s is killed."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
+    args = [str(a) for a in args]
+    p = subprocess.Popen([R.bin] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=cap)
+    fd = os.pidfd_open(p.pid)
+    bufs: dict[int, list[bytes]] = {1: [], 2: []}
+
+    def drain(stream, k):
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            bufs[k].append(chunk)
+    readers = [threading.Thread(target=drain, args=(s, k), daemon=True) for s, k in ((p.stdout, 1), (p.stderr, 2))]
+    for t in readers:
+        t.start()
+    t0 = time.monotonic()
+    peak = 0
+    sent_at = lat = None
+    killed = ""
+    while True:
+        if select.select([fd], [], [], 0.02)[0]:
+            if sent_at is not None:
+                lat = time.monotonic() - sent_at
+            break
+        now = time.monotonic()
+        try:
+            for line in open(f"/proc/{p.pid}/status"):
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+        if sig is not None and sent_at is None and now - t0 >= sig_at:
+            os.kill(p.pid, sig)
+            sent_at = time.monotonic()
+        if not killed and peak > C19_GUARD_KB:
+            killed = f"killed by the review at {peak // 1024} MB RSS"
+            p.kill()
+        if not killed and now - t0 > limit:
+            killed = f"killed by the review after {limit:.0f} s"
+            R.hangs.append(shq(args))
+            R.fails.append(f"[hang] {shq(args)}: still running after {limit:.0f} s")
+            p.kill()
+    secs = time.monotonic() - t0
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    os.close(fd)
+    for t in readers:
+        t.join(5)
+    err = b"".join(bufs[2]).decode(errors="replace")
+    note_panic(shq(args), p.returncode, err)
+    return C19Run(code=p.returncode, secs=secs, peak_kb=max(peak, ru.ru_maxrss), cpu=ru.ru_utime + ru.ru_stime,
+                  lat=lat, err=err, out=b"".join(bufs[1]).decode(errors="replace"), killed=killed,
+                  cmd=shq([R.bin] + args))
+
+
+def c19_due(rate: float, runtime_ns: int, producers: int) -> int:
+    """Records a uniform schedule makes due in RUNTIME_NS (produce::schedule: each
+    producer's share, phases spread over a period, the first one gap after its start)."""
+    period = 1e9 / (rate / producers)
+    n = 0
+    for i in range(producers):
+        phase = int(period * i / producers)
+        k = max(int((runtime_ns - phase) / period) - 2, 0)
+        while phase + int((k + 1) * period + 0.5) < runtime_ns:
+            k += 1
+        n += k
+    return n
+
+
+def c19_records(path: str):
+    try:
+        doc = json.load(open(path))
+    except (OSError, ValueError):
+        return None, None
+    return doc, (doc.get("broker") or {}).get("records") or {}
+
+
+def c19_accounting(doc, rec, want: int | None, tol: float) -> tuple[list[str], str]:
+    """Problems with a run file's record accounting, and a summary of it. WANT:
+    the records due (None: rate × the run's duration, within TOL)."""
+    if doc is None:
+        return ["no run file saved"], ""
+    g = lambda k: rec.get(k, 0)  # noqa: E731
+    sent = g("sent")
+    parts = g("acked") + g("failed") + g("in_flight") + g("unacknowledged")
+    errors = rec.get("errors") or {}
+    offered = doc.get("offered") or {}
+    offered_n = sum(offered.get("offered") or []) if offered else None
+    summary = (f"sent {sent:,} = acked {g('acked'):,} + failed {g('failed'):,} (NOT_SENT "
+               f"{errors.get('NOT_SENT', 0):,}) + in_flight {g('in_flight'):,} + unacknowledged "
+               f"{g('unacknowledged'):,}")
+    bad = []
+    if sent != parts:
+        bad.append(f"sent ≠ the parts ({sent:,} vs {parts:,})")
+    if want is None and offered:
+        want = int(offered["rate_per_s"] * doc["duration_ns"] / 1e9)
+    if want is not None:
+        summary += f"; due {want:,}"
+        if (tol == 0 and sent != want) or (tol > 0 and abs(sent - want) > tol * max(want, 1)):
+            bad.append(f"sent {sent:,} where {want:,} were due ({100 * (sent - want) / max(want, 1):+.1f} %)")
+    if offered_n is not None and abs(sent - offered_n) > max(max(tol, 0.02) * offered_n, 2):
+        bad.append(f"sent {sent:,} vs the run file's own offered count {offered_n:,}")
+    return bad, summary
+
+
+def class19():
+    print(f"\n== {C19}")
+    t_class = time.monotonic()
+    d = R.path("c19")
+    os.makedirs(d, exist_ok=True)
+    rate = 10_000_000
+    runs: dict[str, tuple[C19Run, dict | None, dict | None]] = {}
+
+    def case(key, name, boot, extra, runtime=3.0, timeout=2.0, want_code=0, want=None, tol=0.0,
+             sig_at=None, sig=None, arrivals="uniform", producers=1, the_rate=rate, mode=None,
+             healthy=False, rss_kb=C19_RSS_KB, count_due=True):
+        """One run at RATE (one at a time); a row of exit, time, memory, accounting."""
+        out = os.path.join(d, f"{key}.json")
+        if os.path.exists(out):
+            os.unlink(out)
+        args = (["broker", "--bootstrap", boot, "--warmup", "200ms"] +
+                ([] if the_rate is None else ["--rate", f"{the_rate}/s"]) +
+                ["--runtime", f"{runtime:g}s", "--timeout", f"{timeout:g}s", "--arrivals", arrivals,
+                 "--producers", str(producers)] + extra + ["-q", "-o", out])
+        if the_rate is None:
+            args.remove("--arrivals")
+            args.remove(arrivals)
+        limit_s = 0.2 + runtime + timeout + 10
+        x = c19_run(args, sig_at=sig_at, sig=sig, limit=max(limit_s + 30, 60))
+        doc, rec = c19_records(out)
+        if want == "due":
+            want = c19_due(the_rate, int(runtime * 1e9), producers)
+        elif want == "rate×runtime":
+            want = int(the_rate * runtime)
+        bad, summary = c19_accounting(doc, rec, want, tol)
+        if not count_due:
+            bad = [b for b in bad if b.startswith(("sent ≠", "no run file"))]
+        if x.killed:
+            bad.insert(0, x.killed)
+        if x.code != want_code:
+            bad.insert(0, f"exit {exit_code_text(x.code)} (want {want_code}): {x.err.strip().splitlines()[-1][:140] if x.err.strip() else ''}")
+        if x.peak_kb > rss_kb:
+            bad.append(f"peak RSS {x.peak_kb // 1024} MB > {rss_kb // 1024} MB")
+        if sig is None and x.secs > limit_s:
+            bad.append(f"ended after {x.secs:.1f} s > {limit_s:.1f} s")
+        if sig is not None and (x.lat is None or x.lat > C19_SIG_S):
+            bad.append(f"exited {x.lat if x.lat is None else round(x.lat, 3)} s after {sig.name}")
+        if healthy and rec is not None and (rec.get("errors") or rec.get("failed") or rec.get("in_flight")):
+            bad.append(f"failures on a healthy broker: {rec.get('errors')}, in_flight {rec.get('in_flight')}")
+        timing = f"{x.secs:.1f} s" + (f", exit {x.lat:.3f} s after {sig.name}" if sig is not None and x.lat else "")
+        R.row(C19, name, f"exit {want_code}" + (f" within {C19_SIG_S:.0f} s of {sig.name}" if sig else
+                                                 f" within {limit_s:.0f} s") +
+              f", peak ≤ {rss_kb // 1024} MB, saved, sent = acked+failed+in_flight+unacknowledged, every record due counted",
+              "; ".join(bad + [f"[{timing}, peak {x.peak_kb // 1024} MB, cpu {x.cpu:.1f} s] {summary}"])[:900],
+              "FAIL" if bad else "PASS")
+        if bad:
+            R.row(C19, "    reproduce", "", (f"python3 bench/hostile_broker.py {mode} & " if mode else "") +
+                  x.cmd.replace(out, "run.json") + (f"  # {sig.name} after {sig_at} s" if sig else ""), "INFO")
+        if sig is not None and x.lat is not None and SIGNAL_LIMIT_S < x.lat <= C19_SIG_S:
+            R.row(C19, "  its time to exit", "≤ 0.2 s (docs/broker.md: 'within 0.11 s measured')",
+                  f"{x.lat:.3f} s after {sig.name}" + (": the Poisson schedule is replayed gap by gap (the "
+                                                       "producer's take_before, then offered.rs)"
+                                                       if arrivals == "poisson" else ""), "NOTE")
+        if sig is not None and doc is not None and rec is not None and doc.get("offered"):
+            offered_n = sum(doc["offered"]["offered"])
+            drift = (offered_n - rec.get("sent", 0)) / max(offered_n, 1)
+            if 0.02 < drift <= tol:
+                R.row(C19, "  its offered count", "= records.sent (both the records due until the stop)",
+                      f"offered {offered_n:,} is {100 * drift:.1f} % above sent {rec.get('sent', 0):,}: duration_ns "
+                      f"({doc['duration_ns'] / 1e9:.2f} s) runs past the producer's count at the stop", "NOTE")
+        runs[key] = (x, doc, rec)
+        return x, doc, rec
+
+    def lost_at_stop(name, boot, extra, after, mode=None, reps=3):
+        """SIGINT mid-run REPS times: are the records due until the stop counted
+        (records.sent ≈ the run file's own offered count) every time?"""
+        seen, lost = [], 0
+        for i in range(reps):
+            out = os.path.join(d, f"stop-{i}.json")
+            if os.path.exists(out):
+                os.unlink(out)
+            args = ["broker", "--bootstrap", boot, "--warmup", "200ms", "--rate", f"{rate}/s", "--runtime", "60s",
+                    "--timeout", "30s"] + extra + ["-q", "-o", out]
+            x = c19_run(args, sig_at=after, sig=signal.SIGINT, limit=60)
+            doc, rec = c19_records(out)
+            if doc is None or x.code != 130:
+                seen.append(f"exit {exit_code_text(x.code)}, run file {doc is not None}")
+                lost += 1
+                continue
+            offered_n = sum(doc["offered"]["offered"])
+            sent = rec["sent"]
+            parts = rec["acked"] + rec["failed"] + rec["in_flight"] + rec["unacknowledged"]
+            if sent < 0.9 * offered_n or sent != parts:
+                lost += 1
+            seen.append(f"sent {sent:,} of {offered_n:,} offered (NOT_SENT {rec['errors'].get('NOT_SENT', 0):,}), "
+                        f"{x.secs:.1f} s, exit {x.lat:.3f} s after")
+        R.row(C19, name, f"exit 130, records.sent ≈ offered (every record due until the stop counted) in each of {reps}",
+              f"due records lost in {lost} of {reps}: " + "; ".join(seen), "FAIL" if lost else "PASS")
+        if lost:
+            R.row(C19, "    reproduce", "", (f"python3 bench/hostile_broker.py {mode} & " if mode else "") +
+                  shq([R.bin] + args).replace(out, "run.json") + f"  # SIGINT after {after} s", "INFO")
+            R.row(C19, "    why", "", "the stop is seen in flush's write (wire.rs check_wait → Err(interrupted)), "
+                  "not at open_loop's top: the error returns past the NOT_SENT count of the schedule "
+                  "(only the 32 MiB queue is counted, by settle)", "INFO")
+
+    def fake(key, name, mode, extra, **kw):
+        broker = HostileBroker(mode)
+        try:
+            return case(key, name, broker.boot, extra, mode=mode, **kw)
+        finally:
+            broker.stop()
+
+    # ---- refused before connecting: the rates above 10M/s
+    dead = f"127.0.0.1:{free_port()}"
+    for flags, why in ((["--rate", "100000000/s"], "10M/s at most"), (["--rate", "1e8/s"], "10M/s at most"),
+                       (["--rate", "10000001/s"], "10M/s at most"), (["--size", "1"], "36 bytes at least: the stamp")):
+        r = run(["broker", "--bootstrap", dead] + flags + ["-q", "-o", os.path.join(d, "x.json")],
+                label=shq(flags), bad_input=True)
+        R.row(C19, shq(flags), f"exit 2 before connecting ({why})",
+              f"exit {exit_code_text(r.code)} in {r.secs:.2f} s: {r.first_err(110)}",
+              "PASS" if r.code == 2 and "connect" not in r.err.lower() else "FAIL")
+
+    # ---- the fake broker at 10M/s, each run one at a time
+    fake("ok", "fake ok: 10M/s for 3 s, --timeout 2s", "ok", [], want="due")
+    fake("ok-poisson", "fake ok: 10M/s poisson", "ok", [], arrivals="poisson", want="rate×runtime", tol=0.005)
+    fake("slow", "fake slow-produce (1.5 s per request): 10M/s", "slow-produce", [], want="due")
+    fake("silent", "fake silent-produce: 10M/s", "silent-produce", [], want="due")
+    fake("size1m", "fake ok: 10M/s --size 1000000 (1 record per request)", "ok", ["--size", "1000000"], want="due")
+    fake("acks0", "fake ok: 10M/s --acks 0 (the fake answers acks=0 requests, which Kafka never does: exit 1)",
+         "ok", ["--acks", "0"], want_code=1, count_due=False)
+    fake("bb256m", "fake ok: 10M/s --batch-bytes 256m (no max.message.bytes reported)", "ok",
+         ["--batch-bytes", "256m"], want="due")
+    fake("close", "fake close-produce (connection closed 1 s in): 10M/s, exit 1", "close-produce", [],
+         runtime=3, want_code=1, tol=0.03)
+
+    # the producer's CPU while its queue is full and the broker silent (it waits on the socket?)
+    for key, r_, what in (("quiet-5k", 5000, "queue never full (5000/s)"),
+                          ("quiet-100k", 100_000, "queue full after 0.3 s (100000/s)")):
+        x, doc, rec = fake(key, f"fake silent-produce, {what}, 3 s, --timeout 3s", "silent-produce", [],
+                           runtime=3, timeout=3, the_rate=r_, want="due")
+        share = x.cpu / max(x.secs, 1e-9)
+        R.row(C19, f"  CPU of that run: {what}", "≤ 30 % of one CPU (the producer waits on its socket: "
+              "nothing can be sent, acks.rs's own comment: 'a deadline already past would spin')",
+              f"{x.cpu:.1f} s CPU in {x.secs:.1f} s ({100 * share:.0f} %)", "PASS" if share <= 0.30 else "FAIL")
+        behind = re.search(r"the load generator fell behind[^\n]*?(late by ([0-9.]+) ms at p99 \(max [^)]*\))", x.err)
+        # Records held back by the full queue lag from when room came back, not from their
+        # intended times: a 'fell behind' then is the generator's own wake-up lateness (tens
+        # of µs at 100k/s on one thread), never the seconds the broker was silent.
+        held = behind is not None and float(behind.group(2)) > 1.0
+        R.row(C19, f"  its warnings: {what}", "no 'load generator fell behind' by more than 1 ms at p99 "
+              "(the broker is silent; records held back by the full queue are not the generator's lag)",
+              f"says: 'fell behind its own schedule: issued operations {behind.group(1)} after they were due and "
+              f"a slot was free … add producers (--producers), give cauda CPUs'" if behind else "no such warning",
+              "FAIL" if held else "PASS")
+        if key == "quiet-100k" and (share > 0.30 or held):
+            R.row(C19, "    reproduce", "", f"python3 bench/hostile_broker.py silent-produce & "
+                  f"cauda broker --bootstrap 127.0.0.1:PORT --warmup 200ms --rate 100000/s --runtime 3s "
+                  f"--timeout 3s -o run.json", "INFO")
+
+    # a 1 s run: the backlog is written for the whole --timeout after it, and 'achieved' divides by --runtime
+    x, doc, rec = fake("short", "fake ok: 10M/s for 1 s, --timeout 8s", "ok", [], runtime=1, timeout=8, want="due")
+    took = runs.get("ok")
+    m = re.search(r"achieved (\d+)/s of", x.err)
+    if m and took and took[2]:
+        broker_rate = took[2]["acked"] / (3 + 2)  # the 3 s run: acked over runtime + timeout
+        achieved = int(m.group(1))
+        R.row(C19, "  its 'achieved' rate (the fake broker took ≈ "
+              f"{broker_rate:,.0f}/s in the 3 s run)", "≤ 1.5 × what the broker takes a second",
+              f"'achieved {achieved:,}/s of 9,999,999/s offered' ({achieved / max(broker_rate, 1):.1f} × the broker's): "
+              f"{x.secs:.1f} s of writing (the backlog is written until --runtime + --timeout) divided by "
+              f"--runtime 1 s", "FAIL" if achieved > 1.5 * broker_rate else "PASS")
+
+    # ---- signals with a huge backlog, and during the drain
+    fake("sig-int", "fake ok: 10M/s for 60 s, SIGINT after 5 s", "ok", [], runtime=60, timeout=30,
+         want_code=130, sig_at=5.0, sig=signal.SIGINT, tol=0.10)
+    broker = HostileBroker("ok")
+    try:
+        lost_at_stop("fake ok: 10M/s --batch-bytes 1m, SIGINT after 1.5 s (3 runs)", broker.boot,
+                     ["--batch-bytes", "1m"], 1.5, mode="ok")
+    finally:
+        broker.stop()
+    fake("sig-term-poisson", "fake ok: 10M/s poisson for 60 s, SIGTERM after 10 s (~100M due)", "ok", [],
+         runtime=60, timeout=30, arrivals="poisson", want_code=130, sig_at=10.0, sig=signal.SIGTERM, tol=0.10)
+    fake("drain-term", "fake silent-produce: 10M/s 3 s, --timeout 20s, SIGTERM after 5 s (in the drain)",
+         "silent-produce", [], runtime=3, timeout=20, want_code=130, sig_at=5.0, sig=signal.SIGTERM, want="due")
+    fake("drain-int-poisson", "fake silent-produce: poisson, --timeout 20s, SIGINT after 5 s (in the drain)",
+         "silent-produce", [], runtime=3, timeout=20, arrivals="poisson", want_code=130, sig_at=5.0,
+         sig=signal.SIGINT, want="rate×runtime", tol=0.005)
+
+    # the end-of-run count of a poisson schedule: 100M records due in 10 s
+    x, _, _ = fake("end-poisson", "fake silent-produce: 10M/s poisson for 10 s, --timeout 1s (end count of 100M)",
+                   "silent-produce", [], runtime=10, timeout=1, arrivals="poisson", want="rate×runtime", tol=0.005)
+    extra = x.secs - (0.2 + 10 + 1 + 2)  # warm-up, runtime, timeout, the consumers' 2 s drain
+    u = runs.get("silent")
+    base_extra = u[0].secs - (0.2 + 3 + 2 + 2) if u else 0.0
+    R.row(C19, "  its end (after warm-up + runtime + timeout + the 2 s drain)", "≤ 1 s more than a uniform run's "
+          f"({base_extra:.2f} s)", f"{extra:.2f} s: ≈ {1e9 * (extra - base_extra) / 1e8:.0f} ns per due record "
+          f"replayed; 10M/s for 60 s would add ≈ {(extra - base_extra) * 6:.0f} s past docs/broker.md's "
+          "'--runtime + --timeout + about 7 s'", "FAIL" if extra - base_extra > 1.0 else "PASS")
+    fake("end-poisson-sig", "  SIGINT during that end count (11.7 s in)", "silent-produce", [], runtime=10,
+         timeout=1, arrivals="poisson", want_code=130, sig_at=11.7, sig=signal.SIGINT, want="rate×runtime",
+         tol=0.005)
+
+    # ---- normal loads on the fake broker, as before
+    fake("k1", "fake ok: 1000/s 3 s", "ok", [], the_rate=1000, want="due", healthy=True)
+
+    # ---- a real Kafka broker
+    kafka = C18Kafka(1, "/tmp/c19/k", 29292)
+    try:
+        boot = kafka.ready()
+        if boot is None:
+            R.row(C19, "real broker cases", "scripts/kafka.sh start", kafka.why, "SKIP")
+        else:
+            real = lambda key, name, extra, **kw: case(key, name, boot, extra, **kw)  # noqa: E731
+            real("r-ok", "real: 10M/s for 3 s, --timeout 2s", [], want="due")
+            real("r-poisson", "real: 10M/s poisson", [], arrivals="poisson", want="rate×runtime", tol=0.005)
+            real("r-p4", "real: 10M/s --producers 4 --partitions 8", ["--partitions", "8"], producers=4, want="due")
+            real("r-size1m", "real: 10M/s --size 1000000", ["--size", "1000000"], want="due")
+            real("r-bb1", "real: 10M/s --batch-bytes 1 --linger 0ms", ["--batch-bytes", "1", "--linger", "0ms"],
+                 want="due")
+            real("r-linger5", "real: 10M/s --linger 5s", ["--linger", "5s"], want="due")
+            real("r-bb64m", "real: 10M/s --batch-bytes 64m (max.message.bytes=80000000)",
+                 ["--batch-bytes", "64m", "--topic-config", "max.message.bytes=80000000"], want="due")
+            real("r-bb32m-p8", "real: 10M/s --batch-bytes 32m --partitions 8 (max.message.bytes=40000000)",
+                 ["--batch-bytes", "32m", "--partitions", "8", "--topic-config", "max.message.bytes=40000000"],
+                 want="due")
+            real("r-acks0", "real: 10M/s --acks 0", ["--acks", "0"], want="due")
+            real("r-acks0-36", "real: 10M/s --acks 0 --size 36", ["--acks", "0", "--size", "36"], want="due")
+            real("r-sig-int", "real: 10M/s for 60 s, SIGINT after 5 s", [], runtime=60, timeout=30, want_code=130,
+                 sig_at=5.0, sig=signal.SIGINT, tol=0.10)
+            lost_at_stop("real: 10M/s --batch-bytes 1000000, SIGINT after 2.5 s (3 runs)", boot,
+                         ["--batch-bytes", "1000000"], 2.5)
+            real("r-sig-term-poisson", "real: 10M/s poisson for 60 s, SIGTERM after 5 s", [], runtime=60, timeout=30,
+                 arrivals="poisson", want_code=130, sig_at=5.0, sig=signal.SIGTERM, tol=0.10)
+            real("r-acks0-sig", "real: 10M/s --acks 0 for 60 s, SIGINT after 3 s", ["--acks", "0"], runtime=60,
+                 timeout=30, want_code=130, sig_at=3.0, sig=signal.SIGINT, tol=0.10)
+            real("r-drain-int", "real: 10M/s 3 s, --timeout 10s, SIGINT after 5 s (writing the backlog)", [],
+                 runtime=3, timeout=10, want_code=130, sig_at=5.0, sig=signal.SIGINT, want="due")
+            _, _, rec = real("r-closed", "real: --closed-loop 3 s", ["--closed-loop"], the_rate=None, healthy=True)
+            _, _, rec2 = real("r-1k", "real: 1000/s 3 s", [], the_rate=1000, want="due", healthy=True)
+            for what, r_ in (("--closed-loop", rec), ("1000/s", rec2)):
+                if r_:
+                    ok = r_.get("consumed") == r_.get("acked") and not r_.get("lost") and not r_.get("duplicates")
+                    R.row(C19, f"  real {what}: consumed", "every acknowledged record consumed once, none lost",
+                          f"acked {r_.get('acked'):,}, consumed {r_.get('consumed'):,}, lost {r_.get('lost')}, "
+                          f"duplicates {r_.get('duplicates')}", "PASS" if ok else "FAIL")
+    finally:
+        kafka.stop()
+    gone = not os.path.exists("/tmp/c19/k")
+    R.row(C19, "scripts/kafka.sh stop --dir /tmp/c19/k --clean", "broker stopped, its directory removed",
+          "removed" if gone else "/tmp/c19/k still there", "PASS" if gone else "FAIL")
+    R.row(C19, "class wall time", "under ~6 minutes", f"{time.monotonic() - t_class:.0f} s", "INFO")
+
+
 def print_tables():
     print("\n\n================ issue 20 review: results ================")
     for cls in R.order:
@@ -3976,7 +4353,7 @@ def main():
     global R
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="target/release/cauda")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18", help="classes to run, e.g. 1,2,6")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19", help="classes to run, e.g. 1,2,6")
     ap.add_argument("--flips", type=int, default=3000, help="one-byte changes in the measurement part (class 6)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = ap.parse_args()
@@ -3993,7 +4370,8 @@ def main():
         for n, fn in ((1, class1), (2, class2), (3, class3), (4, class4), (5, class5),
                       (6, lambda: class6(a.flips)), (7, class7), (8, class8), (9, class9),
                       (10, class10), (11, class11), (12, class12), (13, class13), (14, class14),
-                      (15, class15), (16, class16), (17, class17), (18, class18)):
+                      (15, class15), (16, class16), (17, class17), (18, class18),
+                      (19, class19)):
             if n in ran:
                 try:
                     fn()

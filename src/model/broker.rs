@@ -163,6 +163,9 @@ impl RecordAccounting {
     /// Counts `n` records failed for `why` (the broker's error name, or
     /// cauda's: `SEND_FAILED`, `NOT_SENT`, `BAD_RESPONSE`, `DELIVERY_TIMEOUT`).
     pub fn fail(&mut self, why: &str, n: u64) {
+        if n == 0 {
+            return;
+        }
         self.failed += n;
         *self.errors.entry(why.to_string()).or_insert(0) += n;
     }

@@ -14,6 +14,7 @@
 //! timed here, and `e2e` at the consumer.
 
 mod acks;
+mod due;
 mod state;
 
 use std::collections::VecDeque;
@@ -50,6 +51,7 @@ pub fn schedule(
 }
 
 use self::acks::{advice, first_error};
+use self::due::Due;
 use self::state::{Batch, InFlight, Leader, Pending};
 use super::ledger::{Ledger, Produced};
 use super::stamp::Stamp;
@@ -210,53 +212,56 @@ impl Producer {
         clock: &impl Clock,
         sink: &mut impl Sink,
         stop: &StopFlag,
-        mut schedule: Schedule,
+        schedule: Schedule,
         end_ns: u64,
         series: ProduceSeries,
         ledger: &Ledger,
     ) -> Result<()> {
-        let mut next = schedule.next_intended();
-        let last_wait = self.last_wait(end_ns);
+        let mut due = Due::new(schedule, end_ns);
+        let result = self.paced(clock, sink, stop, &mut due, series, ledger);
+        // However it ended (a stop, a failure, the last wait over),
+        // records due and never taken from the schedule were not sent.
+        let left = due.left_behind(clock.now());
+        self.produced.counts.sent += left;
+        self.produced.counts.fail("NOT_SENT", left);
+        result
+    }
+
+    fn paced(
+        &mut self,
+        clock: &impl Clock,
+        sink: &mut impl Sink,
+        stop: &StopFlag,
+        due: &mut Due,
+        series: ProduceSeries,
+        ledger: &Ledger,
+    ) -> Result<()> {
+        let last_wait = self.last_wait(due.end_ns());
         loop {
             // Past the schedule's end, what is still queued or unanswered
             // after --timeout is given up (`settle`): a stalled broker ends
-            // the run at --runtime + --timeout. Records due and still in
-            // the schedule were never sent either.
+            // the run at --runtime + --timeout.
             if stop.is_raised() || clock.now() >= last_wait {
-                let limit = (clock.now() + 1).min(end_ns);
-                let due = if next < limit {
-                    1 + schedule.take_before(limit)
-                } else {
-                    0
-                };
-                self.produced.counts.sent += due;
-                self.produced.counts.fail("NOT_SENT", due);
                 return Ok(());
             }
             let now = clock.now();
-            // Records wait in the schedule, not in memory, beyond what
-            // the batches may hold: their intended times stay theirs.
-            let mut room = self.queue_room();
-            while next <= now && next < end_ns && room > 0 {
+            due.take(now, self.queue_room(), |intended, lag| {
                 if let Some(id) = series.lag {
-                    sink.record(now, id, now.saturating_sub(next));
+                    sink.record(now, id, lag);
                 }
-                self.enqueue(next, now);
-                next = schedule.next_intended();
-                room -= 1;
-            }
+                self.enqueue(intended, now);
+            });
             self.flush(clock, sink, series, ledger, false)?;
             self.expire(clock.now(), sink, series);
-            let scheduled = next < end_ns;
-            if !scheduled && self.idle() {
+            if !due.scheduled() && self.idle() {
                 return Ok(());
             }
             let mut deadline = now + 100_000_000;
-            if scheduled {
+            if let Some(next) = due.wake_at() {
                 deadline = deadline.min(next);
             }
-            if let Some(due) = self.linger_due() {
-                deadline = deadline.min(due);
+            if let Some(at) = self.linger_due() {
+                deadline = deadline.min(at);
             }
             self.wait(clock, sink, deadline, series, ledger)?;
         }
@@ -357,13 +362,12 @@ impl Producer {
             >= self.settings.client.batch_bytes
     }
 
-    /// How many more records the batches may hold: as many as
-    /// [`QUEUE_BYTES`] of records, and at least two full batches per
-    /// partition.
+    /// How many more records the batches may hold: [`QUEUE_BYTES`] of
+    /// records (one per partition at least). Full, they are written
+    /// without waiting to fill a batch or for `--linger`.
     fn queue_room(&self) -> usize {
         let record = self.settings.client.record_bytes + RECORD_OVERHEAD;
-        let per_batch = (self.settings.client.batch_bytes / record).max(1);
-        let most = (QUEUE_BYTES / record).max(2 * per_batch * self.batches.len());
+        let most = (QUEUE_BYTES / record).max(self.batches.len());
         let queued: usize = self.batches.iter().map(|b| b.records.len()).sum();
         most.saturating_sub(queued)
     }
@@ -377,6 +381,7 @@ impl Producer {
         ledger: &Ledger,
         all: bool,
     ) -> Result<()> {
+        let all = all || self.queue_room() == 0;
         for leader in 0..self.leaders.len() {
             if self.saturated(leader) {
                 continue;
