@@ -105,8 +105,9 @@ struct cpu_blame {
 	__u64 softirq_since;
 	__u64 nested; /* hard-IRQ time inside the current softirq */
 	/* What interrupts and softirqs here took from the waiting thread
-	 * since it was woken or the CPU last switched: when the idle task
-	 * then switches to it, that time was no idle exit. */
+	 * since it was woken or the CPU last switched: when the CPU then
+	 * switches to it, that time was neither the idle exit nor the time
+	 * of the task that held the CPU. */
 	__u64 taken;
 	__u32 idle_state;
 	__u32 in_timer;
@@ -291,8 +292,9 @@ static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
 }
 
 /* A task that is not a blamed thread held `c`'s CPU until `now`, while a
- * blamed thread waited there: one more culprit in its ring (the idle task
- * is no culprit: that wait is the CPU's idle exit). */
+ * blamed thread waited there: one more culprit in its ring, with the time
+ * it held the CPU less the interrupts and softirqs meanwhile (the idle
+ * task is no culprit: that wait is the CPU's idle exit). */
 static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_struct *prev,
 				 __u64 now)
 {
@@ -304,14 +306,15 @@ static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_str
 		return;
 	from = c->curr_since > b->since ? c->curr_since : b->since;
 	ns = in_window(from, now, b->window);
+	/* The interrupts and softirqs that ran meanwhile (ksoftirqd's too)
+	 * are counted as theirs, not as the task's. */
+	ns = ns > c->taken ? ns - c->taken : 0;
 	if (!ns)
 		return;
 	__sync_fetch_and_add(&b->seq, 1);
 	/* Woken onto an idle CPU: until the idle task switches to it, the
-	 * CPU is still leaving its idle state, but for the interrupts and
-	 * softirqs it ran meanwhile (counted as theirs). */
+	 * CPU is still leaving its idle state. */
 	if (prev->pid == 0) {
-		ns = ns > c->taken ? ns - c->taken : 0;
 		__sync_fetch_and_add(&b->idle_exit_ns, take(b, now - ns, now));
 		b->idle_state = c->idle_state + 1;
 		__sync_fetch_and_add(&b->seq, 1);
