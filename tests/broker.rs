@@ -944,12 +944,45 @@ fn a_rate_far_beyond_the_broker_keeps_memory_bounded_and_counts_what_was_never_s
     // due one gap after the start, the last one gap before the end).
     assert_eq!(n(r, "sent"), 29_999_999, "{r}");
     assert!(n(&r["errors"], "NOT_SENT") > 25_000_000, "{r}");
+    // The acknowledgements came until 1.5 s after the schedule's end: the
+    // achieved rate counts over that, not over --runtime (it read 4.4M/s
+    // of a broker that takes 800k/s).
+    let until = run["offered"]["completed_until_ns"].as_u64().unwrap();
+    let duration = run["duration_ns"].as_u64().unwrap();
+    assert!(until > duration + 1_000_000_000, "{until} after {duration}");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), run.to_string()).unwrap();
+    let load = &common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"];
+    let publish: u64 = run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tag"] == "publish")
+        .unwrap()["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["count"].as_u64().unwrap())
+        .sum();
+    let achieved = load["achieved_per_s"].as_f64().unwrap();
+    let expected = publish as f64 * 1e9 / until as f64;
+    assert!(
+        (achieved - expected).abs() < 1e-6 * expected,
+        "{achieved} ≠ {expected}"
+    );
+    assert_eq!(
+        load["completed_after_end_ns"].as_u64(),
+        Some(until - duration)
+    );
 }
 
 #[test]
 fn a_stop_mid_backlog_counts_every_record_due_until_then() {
     // Interrupted while a request is written, the records still in the
-    // schedule were not counted at all (sent 1.1M of 14M due).
+    // schedule were not counted at all (sent 1.1M of 14M due). Run beside
+    // the other tests (here: beside stress-ng on both CPUs), the producers
+    // counted up to 14 ms less than the schedule's replay, which ran on to
+    // the last thread's end instead of the stop.
     let args = ["--runtime", "60s", "--batch-bytes", "1m"];
     let (output, peak_kb, run) = absurd("ok", &args, Some(Duration::from_millis(2500)));
     common::ended(&output, 130, &["NOT_SENT"]);
@@ -962,9 +995,11 @@ fn a_stop_mid_backlog_counts_every_record_due_until_then() {
         .iter()
         .map(|v| v.as_u64().unwrap())
         .sum();
+    // Both end at the stop: the offered section counted on to the
+    // threads' end, 0.4–1 % past the producers' count, and more under load.
     let sent = n(r, "sent");
     assert!(
-        sent.abs_diff(offered) * 100 < offered,
+        sent >= offered && (sent - offered) * 1000 < offered,
         "sent {sent} of {offered} offered: {r}"
     );
 }

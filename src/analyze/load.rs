@@ -127,8 +127,13 @@ pub struct LoadVerdict {
     pub rate_per_s: f64,
     /// Operations offered per second over the schedule's span.
     pub offered_per_s: f64,
-    /// Operations completed per second over the run.
+    /// Operations completed per second over the run, or until the last
+    /// completed where that was later.
     pub achieved_per_s: f64,
+    /// How long after the run's end the last operation completed (a
+    /// broker's drain), ns; absent when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_after_end_ns: Option<u64>,
     /// One thread's gap between intended starts, ns.
     pub period_ns: f64,
     /// The generator's lag (actual issue − intended start).
@@ -172,7 +177,7 @@ pub fn load_verdict_of(run: &RunFile, series: &[Series]) -> Option<LoadVerdict> 
     let offered_total: u64 = offered.offered.iter().sum();
     let completed_total: u64 = completed.iter().map(|s| s.count()).sum();
     let rate = offered.rate_per_s;
-    let achieved_per_s = per_s(completed_total, run.duration_ns);
+    let achieved_per_s = per_s(completed_total, completion_span_ns(run));
     let occupancy = match (&service, offered.in_flight_limit) {
         (Some(s), Some(limit)) if limit > 0 => {
             Some(achieved_per_s * s.mean_ns / 1e9 / limit as f64)
@@ -183,6 +188,10 @@ pub fn load_verdict_of(run: &RunFile, series: &[Series]) -> Option<LoadVerdict> 
         rate_per_s: rate,
         offered_per_s: per_s(offered_total, offered.span_ns),
         achieved_per_s,
+        completed_after_end_ns: offered
+            .completed_until_ns
+            .and_then(|until| until.checked_sub(run.duration_ns))
+            .filter(|&after| after > 0),
         period_ns: offered.schedules.max(1) as f64 * 1e9 / rate.max(f64::MIN_POSITIVE),
         lag,
         service,
@@ -195,6 +204,13 @@ pub fn load_verdict_of(run: &RunFile, series: &[Series]) -> Option<LoadVerdict> 
     verdict.generator_fell_behind = generator_reason(&verdict);
     verdict.saturated = saturation_reason(&verdict);
     Some(verdict)
+}
+
+/// The time over which a run's operations completed, ns: its duration,
+/// or longer where the last completed after it (a broker's drain).
+pub fn completion_span_ns(run: &RunFile) -> u64 {
+    let until = run.offered.as_ref().and_then(|o| o.completed_until_ns);
+    run.duration_ns.max(until.unwrap_or(0))
 }
 
 fn per_s(count: u64, ns: u64) -> f64 {
@@ -372,6 +388,7 @@ mod tests {
                 schedules: 1,
                 in_flight_limit: Some(1),
                 span_ns: 10 * SECOND,
+                completed_until_ns: None,
                 offered: vec![1000; 10],
                 lag: "lag".into(),
                 completed: vec!["rtt".into()],

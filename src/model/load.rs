@@ -33,6 +33,12 @@ pub struct OfferedLoad {
     /// or until the run was stopped (a generator behind its schedule goes
     /// on issuing what was due after it).
     pub span_ns: u64,
+    /// When the last operation completed, ns from the run's start, where
+    /// that was after `span_ns`: a broker's acknowledgements after the
+    /// schedule's end are counted in its last interval, and the achieved
+    /// rate is counted over this instead (absent: over the run's duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_until_ns: Option<u64>,
     /// Operations whose intended start fell in each interval of the run's
     /// grid (interval `i` starts at `i × interval_ns` from the run's start).
     pub offered: Vec<u64>,
@@ -48,6 +54,9 @@ pub struct OfferedLoad {
     #[serde(default)]
     pub service: Vec<String>,
 }
+
+/// A year in ns: no run lasts longer.
+const YEAR_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
 
 impl OfferedLoad {
     /// What cauda writes always holds, checked against the run it is in
@@ -68,6 +77,15 @@ impl OfferedLoad {
         }
         if self.span_ns == 0 {
             return Err("span_ns is 0; a schedule that ran offered nothing".into());
+        }
+        // After the schedule, and within a year of the run's start.
+        if let Some(until) = self.completed_until_ns
+            && !(self.span_ns..=YEAR_NS).contains(&until)
+        {
+            return Err(format!(
+                "completed_until_ns is {until}, not between span_ns ({}) and a year",
+                self.span_ns
+            ));
         }
         // The schedule is counted on the run's grid, which the series
         // hold (one interval more where the run was stopped mid-way).
@@ -124,6 +142,7 @@ mod tests {
             schedules: 1,
             in_flight_limit: Some(1),
             span_ns: 3_000_000_000,
+            completed_until_ns: None,
             offered: vec![1999, 2000, 2000],
             lag: "lag".into(),
             completed: vec!["rtt".into()],
@@ -136,7 +155,7 @@ mod tests {
         let tags = ["rtt", "service", "lag", "self"];
         assert_eq!(offered().check(&tags, 3, 1_000_000_000), Ok(()));
         type Edit = fn(&mut OfferedLoad);
-        let cases: [(Edit, &str); 11] = [
+        let cases: [(Edit, &str); 13] = [
             (|o| o.offered = vec![u64::MAX, u64::MAX, 5], "offered[0]"),
             (|o| o.offered = vec![1; 1000], "offered has 1000 intervals"),
             (|o| o.span_ns = 0, "span_ns"),
@@ -148,6 +167,14 @@ mod tests {
             (|o| o.completed = vec!["rtt".into(); 2], "twice"),
             (|o| o.completed = vec!["lag".into()], "twice, or the lag"),
             (|o| o.schedules = 0, "schedules"),
+            (
+                |o| o.completed_until_ns = Some(5),
+                "completed_until_ns is 5",
+            ),
+            (
+                |o| o.completed_until_ns = Some(u64::MAX),
+                "completed_until_ns",
+            ),
         ];
         for (edit, says) in cases {
             let mut o = offered();

@@ -33,6 +33,10 @@ pub struct IntervalReport {
     /// Operations that failed in the interval (counted by kind in the run
     /// file; this total feeds the live view).
     pub faults: u64,
+    /// Set on the last report: per series, when the last value counted in
+    /// an earlier interval than its completion completed (0: none; empty
+    /// when no value was).
+    pub completed_late_ns: Vec<u64>,
 }
 
 /// What a run adds to each operation a probe records (`--kernel blame`):
@@ -60,6 +64,9 @@ pub struct Recorder {
     to_collector: Sender<IntervalReport>,
     spares: Receiver<Vec<LatencyHistogram>>,
     hook: Option<Box<dyn OpHook>>,
+    /// Per series, when the last value counted before its completion
+    /// (`record_by`) completed; empty until one is.
+    completed_late_ns: Vec<u64>,
 }
 
 impl Recorder {
@@ -84,6 +91,7 @@ impl Recorder {
             to_collector,
             spares,
             hook: None,
+            completed_late_ns: Vec::new(),
         }
     }
 
@@ -114,6 +122,9 @@ impl Recorder {
     #[inline]
     pub fn record_by(&mut self, now_ns: u64, last_ns: u64, series: SeriesId, value: u64) {
         let at = now_ns.min(last_ns);
+        if now_ns > last_ns {
+            self.completed_late(series, now_ns);
+        }
         if at >= self.interval_end_ns {
             self.rotate(at);
         }
@@ -142,6 +153,16 @@ impl Recorder {
         self.faults += 1;
     }
 
+    #[cold]
+    fn completed_late(&mut self, series: SeriesId, now_ns: u64) {
+        if self.completed_late_ns.is_empty() {
+            self.completed_late_ns = vec![0; self.hists.len()];
+        }
+        if let Some(last) = self.completed_late_ns.get_mut(series) {
+            *last = (*last).max(now_ns);
+        }
+    }
+
     /// The interval a monotonic time falls in.
     fn interval_of(&self, now_ns: u64) -> u64 {
         now_ns.saturating_sub(self.run_start_ns) / self.interval_ns
@@ -164,6 +185,7 @@ impl Recorder {
             next_index,
             end_ns: None,
             faults: std::mem::take(&mut self.faults),
+            completed_late_ns: Vec::new(),
         });
         self.index = next_index;
         self.interval_end_ns = self.run_start_ns + (next_index + 1) * self.interval_ns;
@@ -177,6 +199,7 @@ impl Recorder {
             hists,
             faults,
             to_collector,
+            completed_late_ns,
             ..
         } = self;
         let _ = to_collector.send(IntervalReport {
@@ -186,6 +209,7 @@ impl Recorder {
             next_index: u64::MAX,
             end_ns: Some(now_ns),
             faults,
+            completed_late_ns,
         });
     }
 }

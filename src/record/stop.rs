@@ -12,7 +12,7 @@ use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::Context;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -23,6 +23,10 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 #[derive(Clone, Debug)]
 pub struct StopFlag {
     raised: Arc<AtomicBool>,
+    /// When the flag rose, monotonic ns, as its raiser or (for a signal,
+    /// whose handler only sets the flag) the first to see it up took it;
+    /// 0 before.
+    raised_at: Arc<AtomicU64>,
     /// Readable once the flag is up (read end, write end); `None` when the
     /// process is out of descriptors (waits then look every 10 ms).
     wake: Arc<Option<(UnixStream, UnixStream)>>,
@@ -35,6 +39,7 @@ impl Default for StopFlag {
             .filter(|(_, tx)| tx.set_nonblocking(true).is_ok());
         StopFlag {
             raised: Arc::new(AtomicBool::new(false)),
+            raised_at: Arc::new(AtomicU64::new(0)),
             wake: Arc::new(wake),
         }
     }
@@ -73,6 +78,7 @@ impl StopFlag {
 
     /// Raises the flag, waking every wait on it.
     pub fn raise(&self) {
+        self.note_time();
         self.raised.store(true, Ordering::SeqCst);
         if let Some((_, tx)) = &*self.wake {
             // Full (raised many times already) is as good as written.
@@ -83,7 +89,29 @@ impl StopFlag {
     /// True once raised.
     #[inline]
     pub fn is_raised(&self) -> bool {
-        self.raised.load(Ordering::Relaxed)
+        let raised = self.raised.load(Ordering::Relaxed);
+        if raised {
+            self.note_time();
+        }
+        raised
+    }
+
+    /// When the flag rose (monotonic ns): the end of an interrupted run's
+    /// schedule, what was due after it never offered. `None` while down.
+    pub fn raised_at(&self) -> Option<u64> {
+        self.is_raised()
+            .then(|| self.raised_at.load(Ordering::SeqCst))
+    }
+
+    /// Takes the time the flag rose, unless taken already.
+    #[cold]
+    fn note_time(&self) {
+        if self.raised_at.load(Ordering::Relaxed) == 0 {
+            let now = crate::sys::monotonic_ns();
+            let _ = self
+                .raised_at
+                .compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
+        }
     }
 
     /// A descriptor that turns readable when the flag rises (and stays
@@ -122,6 +150,25 @@ impl StopFlag {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flag_keeps_when_it_rose_however_it_was_raised() {
+        let stop = StopFlag::new();
+        assert_eq!(stop.raised_at(), None);
+        let before = crate::sys::monotonic_ns();
+        stop.raise();
+        let at = stop.raised_at().unwrap();
+        assert!(at >= before && at <= crate::sys::monotonic_ns());
+        stop.raise();
+        assert_eq!(stop.raised_at(), Some(at), "the first time is kept");
+        // A signal handler only sets the flag: the first to see it up
+        // takes the time.
+        let signalled = StopFlag::new();
+        signalled.raised.store(true, Ordering::SeqCst);
+        let before = crate::sys::monotonic_ns();
+        assert!(signalled.is_raised());
+        assert!(signalled.raised_at().unwrap() >= before);
+    }
 
     #[test]
     fn raising_the_flag_wakes_a_sleeper_at_once_and_every_later_one() {

@@ -106,7 +106,7 @@ fn render_load(out: &mut String, input: &InputAnalysis) {
     };
     let _ = writeln!(
         out,
-        "\nload: offered {:.0}/s (--rate {:.0}/s), achieved {:.0}/s ({})",
+        "\nload: offered {:.0}/s (--rate {:.0}/s), achieved {:.0}/s ({}{})",
         v.offered_per_s,
         v.rate_per_s,
         v.achieved_per_s,
@@ -114,7 +114,11 @@ fn render_load(out: &mut String, input: &InputAnalysis) {
             percent(v.achieved_per_s / v.offered_per_s)
         } else {
             "-".into()
-        }
+        },
+        v.completed_after_end_ns.map_or(String::new(), |ns| format!(
+            "; counted until the last completed, {} after the run's end",
+            format_ns(ns as f64)
+        ))
     );
     let _ = writeln!(
         out,

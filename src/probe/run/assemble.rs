@@ -114,12 +114,22 @@ pub fn assemble(
     let gathered = gather(&mut collected, watched, &start, plan.interval_ns);
     let cut_short = stop.is_raised() || thread_error.is_some();
     let offered = plan.offered.as_ref().map(|o| {
+        // The completed series' last completion counted before it happened.
+        let completed_late_ns = plan
+            .series
+            .iter()
+            .zip(&collected.completed_late_ns)
+            .filter(|(spec, _)| o.completed.contains(&spec.tag))
+            .map(|(_, &late)| late)
+            .max()
+            .unwrap_or(0);
         super::offered::count(
             o,
             start.run_start,
             collected.end_ns,
             plan.interval_ns,
-            cut_short,
+            cut_short.then(|| stop.raised_at().unwrap_or(collected.end_ns)),
+            completed_late_ns,
         )
     });
     let advice = plan.offered.as_ref().map(|o| o.advice);

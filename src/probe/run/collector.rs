@@ -30,6 +30,10 @@ pub struct Collected {
     pub series: Vec<Series>,
     /// When the last thread stopped, in monotonic ns (the run's end).
     pub end_ns: u64,
+    /// Per series, when the last value counted in an earlier interval
+    /// than its completion completed (a broker's drain, counted in the
+    /// schedule's last interval), monotonic ns; 0 where none was.
+    pub completed_late_ns: Vec<u64>,
     /// A failure writing the interval log, if any (the run file is still written).
     pub hlog_error: Option<anyhow::Error>,
     /// Where the collector thread ran and what it used.
@@ -62,6 +66,7 @@ pub fn start(
         spares.push(spare_tx);
     }
     drop(to_collector);
+    let series_count = specs.len();
     let collector = Collector {
         series: specs
             .into_iter()
@@ -75,6 +80,7 @@ pub fn start(
         pool: Vec::new(),
         spares,
         end_ns: run_start_ns,
+        completed_late_ns: vec![0; series_count],
         run_start_ns,
         hlog,
         hlog_error: None,
@@ -108,6 +114,7 @@ struct Collector {
     pool: Vec<Vec<LatencyHistogram>>,
     spares: Vec<Sender<Vec<LatencyHistogram>>>,
     end_ns: u64,
+    completed_late_ns: Vec<u64>,
     run_start_ns: u64,
     hlog: Option<HlogWriter>,
     hlog_error: Option<anyhow::Error>,
@@ -143,6 +150,7 @@ impl Collector {
         Collected {
             series: self.series,
             end_ns: self.end_ns,
+            completed_late_ns: self.completed_late_ns,
             hlog_error: self.hlog_error,
             observer: super::placement::leave("cauda-collector"),
         }
@@ -156,8 +164,12 @@ impl Collector {
             next_index,
             end_ns,
             faults,
+            completed_late_ns,
         } = report;
         self.progress[thread] = next_index;
+        for (last, late) in self.completed_late_ns.iter_mut().zip(completed_late_ns) {
+            *last = (*last).max(late);
+        }
         if faults > 0 {
             *self.pending_faults.entry(index).or_default() += faults;
         }
@@ -282,6 +294,32 @@ mod tests {
         assert_eq!(a.intervals[4].start_ns, 400);
         assert_eq!(a.intervals[4].length_ns, 60, "the last interval is partial");
         assert_eq!(a.intervals[3].length_ns, 100);
+    }
+
+    #[test]
+    fn what_completes_after_the_last_interval_is_counted_there_with_its_time_kept() {
+        let (recorders, handle) = start(
+            vec![spec("a"), spec("b")],
+            2,
+            1_000,
+            100,
+            None,
+            None,
+            &Placement::default(),
+        )
+        .unwrap();
+        let mut it = recorders.into_iter();
+        let (mut r0, mut r1) = (it.next().unwrap(), it.next().unwrap());
+        r0.record_by(1_150, 1_199, 0, 5); // on time
+        r0.record_by(1_700, 1_199, 0, 6); // late: counted in interval 1
+        r1.record_by(1_650, 1_199, 0, 7);
+        r1.record_by(1_900, 1_199, 1, 8); // another series
+        r0.finish(1_200);
+        r1.finish(1_200);
+        let collected = handle.join().unwrap();
+        assert_eq!(collected.series[0].intervals[1].count, 3);
+        assert_eq!(collected.completed_late_ns, vec![1_700, 1_900]);
+        assert_eq!(collected.end_ns, 1_200);
     }
 
     proptest::proptest! {

@@ -7,18 +7,22 @@ use super::plan::OfferedPlan;
 use crate::model::{OfferedLoad, RunFile, Warning};
 
 /// The run's `offered` section: each schedule replayed from `run_start`
-/// up to the end of `--runtime` (or `end_ns`, when the run was stopped
-/// early), counted per interval of `interval_ns`.
+/// up to the end of `--runtime`, or `stopped_at` when the run was stopped
+/// early (what fell due after the stop was never offered; the threads end
+/// a little later, by `end_ns`), counted per interval of `interval_ns`;
+/// `completed_late_ns` is when the last operation counted in an earlier
+/// interval completed (0: none was).
 pub fn count(
     plan: &OfferedPlan,
     run_start: u64,
     end_ns: u64,
     interval_ns: u64,
-    interrupted: bool,
+    stopped_at: Option<u64>,
+    completed_late_ns: u64,
 ) -> OfferedLoad {
     let mut limit = run_start.saturating_add(plan.runtime_ns);
-    if interrupted {
-        limit = limit.min(end_ns);
+    if let Some(stop) = stopped_at {
+        limit = limit.min(stop.max(run_start + 1));
     }
     let interval_ns = interval_ns.max(1);
     let intervals = limit.saturating_sub(run_start).div_ceil(interval_ns) as usize;
@@ -45,6 +49,8 @@ pub fn count(
         schedules: plan.schedules.len() as u64,
         in_flight_limit: plan.in_flight_limit,
         span_ns: limit.saturating_sub(run_start),
+        completed_until_ns: (completed_late_ns > limit.max(end_ns))
+            .then(|| completed_late_ns - run_start),
         offered,
         lag: plan.lag.clone(),
         completed: plan.completed.clone(),

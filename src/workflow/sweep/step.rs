@@ -95,7 +95,7 @@ pub fn judge_runs(
         if let Some(lag_series) = run.series.iter().find(|s| s.tag == "lag") {
             lag.add(&lag_series.merged().map_err(|e| anyhow!("{name}: {e}"))?);
         }
-        measured_ns += run.duration_ns;
+        measured_ns += crate::analyze::load::completion_span_ns(&run);
         if let Some(load) = verdict(&run) {
             behind = behind.or(load.generator_fell_behind);
             saturated = saturated.or(load.saturated);

@@ -220,8 +220,10 @@ impl Producer {
         let mut due = Due::new(schedule, end_ns);
         let result = self.paced(clock, sink, stop, &mut due, series, ledger);
         // However it ended (a stop, a failure, the last wait over),
-        // records due and never taken from the schedule were not sent.
-        let left = due.left_behind(clock.now());
+        // records due and never taken from the schedule were not sent:
+        // those due by the stop (the run's `offered` ends there too).
+        let now = clock.now();
+        let left = due.left_behind(stop.raised_at().map_or(now, |at| at.min(now)));
         self.produced.counts.sent += left;
         self.produced.counts.fail("NOT_SENT", left);
         result
