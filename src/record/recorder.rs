@@ -112,7 +112,7 @@ impl Recorder {
     /// (the completion time of the operation measured).
     #[inline]
     pub fn record(&mut self, now_ns: u64, series: SeriesId, value: u64) {
-        self.record_by(now_ns, now_ns, series, value);
+        self.record_in(now_ns, now_ns, series, value);
     }
 
     /// Records `value` (ns) in `series`, completed at `now_ns` but counted
@@ -121,10 +121,15 @@ impl Recorder {
     /// hook is told the true completion.
     #[inline]
     pub fn record_by(&mut self, now_ns: u64, last_ns: u64, series: SeriesId, value: u64) {
-        let at = now_ns.min(last_ns);
         if now_ns > last_ns {
             self.completed_late(series, now_ns);
         }
+        self.record_in(now_ns, now_ns.min(last_ns), series, value);
+    }
+
+    /// Records `value` in `series`, completed at `now_ns`, counted at `at`.
+    #[inline]
+    fn record_in(&mut self, now_ns: u64, at: u64, series: SeriesId, value: u64) {
         if at >= self.interval_end_ns {
             self.rotate(at);
         }
