@@ -2244,6 +2244,8 @@ def class14():
         ("completed names no series", "completed", ["nosuch"]),
         ("completed empty", "completed", []),
         ("schedules 0", "schedules", 0),
+        ("completed until before the schedule's end", "completed_until_ns", 5),
+        ("completed until 2^64-1", "completed_until_ns", 2**64 - 1),
     ):
         doc = json.loads(json.dumps(net))
         doc["offered"][field] = value
