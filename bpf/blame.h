@@ -195,6 +195,14 @@ static __always_inline __u64 in_window(__u64 from, __u64 to, __u64 window)
 	return to > from ? to - from : 0;
 }
 
+/* Where what interrupts and softirqs take from a waiting thread starts to
+ * count against the task holding its CPU (`cpu_blame.taken`): its time in
+ * its state, inside its window, as the holder's is counted. */
+static __always_inline __u64 waited_from(struct cauda_blame *b)
+{
+	return b->since > b->window ? b->since : b->window;
+}
+
 /* The steal clock of the CPU whose run queue `t` is on, ns: as the run
  * queue's clock last took it (at every switch and wake-up, just before
  * the tracepoints), or, without that field, as the tick last took it. */
@@ -433,7 +441,7 @@ int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
 	if (b) {
 		__sync_fetch_and_add(&b->seq, 1);
 		ns = take(b, c->irq_since, now);
-		c->taken += in_window(c->irq_since, now, b->since);
+		c->taken += in_window(c->irq_since, now, waited_from(b));
 		if (ns) {
 			__sync_fetch_and_add(&b->irq_ns, ns);
 			for (int i = 0; i < IRQ_SLOTS; i++) {
@@ -485,7 +493,7 @@ int BPF_PROG(blame_softirq_exit, unsigned int vec)
 		__sync_fetch_and_add(&b->seq, 1);
 		/* Hard IRQs inside it are counted as theirs. */
 		ns = take(b, c->softirq_since + c->nested, now);
-		c->taken += in_window(c->softirq_since + c->nested, now, b->since);
+		c->taken += in_window(c->softirq_since + c->nested, now, waited_from(b));
 		__sync_fetch_and_add(&b->softirq_ns[vec], ns);
 		__sync_fetch_and_add(&b->seq, 1);
 	}

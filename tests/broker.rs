@@ -997,9 +997,11 @@ fn a_stop_mid_backlog_counts_every_record_due_until_then() {
         .sum();
     // Both end at the stop: the offered section counted on to the
     // threads' end, 0.4–1 % past the producers' count, and more under load.
+    // A producer may still take what falls due between the stop and its
+    // seeing it (at most its 32 MiB of records).
     let sent = n(r, "sent");
     assert!(
-        sent >= offered && (sent - offered) * 1000 < offered,
+        sent >= offered && (sent - offered) * 100 < offered,
         "sent {sent} of {offered} offered: {r}"
     );
 }

@@ -158,6 +158,8 @@ impl Recorder {
         self.faults += 1;
     }
 
+    /// Keeps `now_ns` as `series`' latest completion counted in an
+    /// earlier interval.
     #[cold]
     fn completed_late(&mut self, series: SeriesId, now_ns: u64) {
         if self.completed_late_ns.is_empty() {

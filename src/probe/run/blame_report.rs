@@ -222,6 +222,35 @@ fn untraced_after(root: &HostRoot, switches: BTreeMap<u32, u64>) -> Vec<Untraced
     tasks
 }
 
+/// The three tasks that held the CPU longest, each added up over the
+/// ring's entries. They are the run-queue wait's: where they held it for
+/// longer than `wait` (the hypervisor took the vCPU meanwhile; a backlog's
+/// window reaches back into the operation before it; the vector was
+/// fitted to the latency), their times are scaled down to it.
+fn culprits_of(ring: Vec<(u32, String, u64)>, wait: u64) -> Vec<Culprit> {
+    let mut by_task: BTreeMap<(u32, String), u64> = BTreeMap::new();
+    for (pid, comm, ns) in ring {
+        *by_task.entry((pid, comm)).or_insert(0) += ns;
+    }
+    let held: u64 = by_task.values().sum();
+    let mut culprits: Vec<Culprit> = by_task
+        .into_iter()
+        .map(|((pid, comm), ns)| Culprit {
+            comm,
+            pid,
+            ns: if held > wait {
+                (u128::from(ns) * u128::from(wait) / u128::from(held)) as u64
+            } else {
+                ns
+            },
+        })
+        .filter(|c| c.ns > 0)
+        .collect();
+    culprits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.pid.cmp(&b.pid)));
+    culprits.truncate(3);
+    culprits
+}
+
 fn operation(
     names: &Names,
     thread: &Kept,
@@ -230,21 +259,7 @@ fn operation(
     run_start_ns: u64,
 ) -> SlowOperation {
     let causes = names.named(&slow.vector.parts, &thread.irqs);
-    let mut by_task: BTreeMap<(u32, String), u64> = BTreeMap::new();
-    for (pid, comm, ns) in slow.culprits {
-        *by_task.entry((pid, comm)).or_insert(0) += ns;
-    }
-    let mut culprits: Vec<Culprit> = by_task
-        .into_iter()
-        // A backlog's window reaches back into the operation before it.
-        .map(|((pid, comm), ns)| Culprit {
-            comm,
-            pid,
-            ns: ns.min(slow.latency_ns),
-        })
-        .collect();
-    culprits.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.pid.cmp(&b.pid)));
-    culprits.truncate(3);
+    let culprits = culprits_of(slow.culprits, slow.vector.parts[part::RUN_QUEUE]);
     SlowOperation {
         series: tags.get(slow.series).cloned().unwrap_or_default(),
         thread: thread.thread,
@@ -257,5 +272,29 @@ fn operation(
         page_faults: slow.vector.faults,
         requests: slow.vector.requests,
         runnable_ns: slow.vector.runnable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn culprits_add_up_to_at_most_the_run_queue_wait() {
+        let ring = |held: &[(u32, u64)]| -> Vec<(u32, String, u64)> {
+            held.iter()
+                .map(|&(pid, ns)| (pid, format!("t{pid}"), ns))
+                .collect()
+        };
+        // Within the wait: as held, added up per task, the longest first.
+        let c = culprits_of(ring(&[(7, 100), (9, 300), (7, 250)]), 1_000);
+        let got: Vec<(u32, u64)> = c.iter().map(|c| (c.pid, c.ns)).collect();
+        assert_eq!(got, vec![(7, 350), (9, 300)]);
+        // Held for longer than the wait: scaled down to it.
+        let c = culprits_of(ring(&[(1, 600), (2, 200), (3, 200), (4, 1_000)]), 500);
+        let got: Vec<(u32, u64)> = c.iter().map(|c| (c.pid, c.ns)).collect();
+        assert_eq!(got, vec![(4, 250), (1, 150), (2, 50)]);
+        // No wait at all: no culprit.
+        assert!(culprits_of(ring(&[(1, 600)]), 0).is_empty());
     }
 }

@@ -221,9 +221,12 @@ impl Producer {
         let result = self.paced(clock, sink, stop, &mut due, series, ledger);
         // However it ended (a stop, a failure, the last wait over),
         // records due and never taken from the schedule were not sent:
-        // those due by the stop (the run's `offered` ends there too).
+        // those due before the stop (where the run's `offered` ends too).
         let now = clock.now();
-        let left = due.left_behind(stop.raised_at().map_or(now, |at| at.min(now)));
+        let until = stop
+            .raised_at()
+            .map_or(now, |at| at.saturating_sub(1).min(now));
+        let left = due.left_behind(until);
         self.produced.counts.sent += left;
         self.produced.counts.fail("NOT_SENT", left);
         result
