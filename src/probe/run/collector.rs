@@ -261,8 +261,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn threads_merge_into_aligned_intervals() {
+    /// Two threads' recorders of series `a` and `b`, from 1,000 ns in
+    /// 100 ns intervals, and the collector's handle.
+    fn two_recorders() -> (Recorder, Recorder, JoinHandle<Collected>) {
         let (recorders, handle) = start(
             vec![spec("a"), spec("b")],
             2,
@@ -274,7 +275,12 @@ mod tests {
         )
         .unwrap();
         let mut it = recorders.into_iter();
-        let (mut r0, mut r1) = (it.next().unwrap(), it.next().unwrap());
+        (it.next().unwrap(), it.next().unwrap(), handle)
+    }
+
+    #[test]
+    fn threads_merge_into_aligned_intervals() {
+        let (mut r0, mut r1, handle) = two_recorders();
         r0.record(1_010, 0, 5); // interval 0
         r1.record(1_020, 0, 7); // interval 0
         r1.record(1_150, 1, 9); // interval 1
@@ -298,18 +304,7 @@ mod tests {
 
     #[test]
     fn what_completes_after_the_last_interval_is_counted_there_with_its_time_kept() {
-        let (recorders, handle) = start(
-            vec![spec("a"), spec("b")],
-            2,
-            1_000,
-            100,
-            None,
-            None,
-            &Placement::default(),
-        )
-        .unwrap();
-        let mut it = recorders.into_iter();
-        let (mut r0, mut r1) = (it.next().unwrap(), it.next().unwrap());
+        let (mut r0, mut r1, handle) = two_recorders();
         r0.record_by(1_150, 1_199, 0, 5); // on time
         r0.record_by(1_700, 1_199, 0, 6); // late: counted in interval 1
         r1.record_by(1_650, 1_199, 0, 7);
