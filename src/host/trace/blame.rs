@@ -290,15 +290,8 @@ pub fn vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Ve
         d(start.block_device_ns, end.block_device_ns),
     );
     let io = queue + device;
-    let scale = |x: u64, of: u64, to: u64| {
-        if of <= to {
-            x
-        } else {
-            (u128::from(x) * u128::from(to) / u128::from(of.max(1))) as u64
-        }
-    };
-    parts[part::BLOCK_QUEUE] = scale(queue, io, blocked);
-    parts[part::BLOCK_DEVICE] = scale(device, io, blocked);
+    parts[part::BLOCK_QUEUE] = scaled_down(queue, io, blocked);
+    parts[part::BLOCK_DEVICE] = scaled_down(device, io, blocked);
     let rest = blocked - parts[part::BLOCK_QUEUE] - parts[part::BLOCK_DEVICE];
     if asleep + by_timer > 0 {
         parts[part::TIMER] =
@@ -387,6 +380,16 @@ pub fn backlog_vector(start: &Counters, end: &Counters, now: u64, latency_ns: u6
     v
 }
 
+/// `x`, one of parts that add up to `of`, scaled so that they add up to
+/// `to` where `of` is more (the parts are kept as they are otherwise).
+pub fn scaled_down(x: u64, of: u64, to: u64) -> u64 {
+    if of <= to {
+        x
+    } else {
+        (u128::from(x) * u128::from(to) / u128::from(of)) as u64
+    }
+}
+
 /// Scales the parts down to `latency_ns` where they add up to more, and
 /// puts what they do not explain into `unexplained`.
 fn fit(parts: &mut [u64; part::PARTS], latency_ns: u64) {
@@ -394,7 +397,7 @@ fn fit(parts: &mut [u64; part::PARTS], latency_ns: u64) {
     if total > latency_ns {
         let mut left = latency_ns;
         for p in parts.iter_mut() {
-            *p = ((u128::from(*p) * u128::from(latency_ns)) / u128::from(total)) as u64;
+            *p = scaled_down(*p, total, latency_ns);
             left -= *p;
         }
         parts[part::UNEXPLAINED] += left;

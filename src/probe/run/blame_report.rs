@@ -238,11 +238,7 @@ fn culprits_of(ring: Vec<(u32, String, u64)>, wait: u64) -> Vec<Culprit> {
         .map(|((pid, comm), ns)| Culprit {
             comm,
             pid,
-            ns: if held > wait {
-                (u128::from(ns) * u128::from(wait) / u128::from(held)) as u64
-            } else {
-                ns
-            },
+            ns: blame::scaled_down(ns, held, wait),
         })
         .filter(|c| c.ns > 0)
         .collect();

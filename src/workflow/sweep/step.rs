@@ -76,6 +76,10 @@ pub fn judge_runs(
     let mut pooled = LatencyHistogram::new();
     let mut lag = LatencyHistogram::new();
     let mut measured_ns = 0;
+    // What completed is counted over its own span: a broker's drain
+    // completes after the run (not measuring time, which the sweep's cost
+    // compares its wall time with).
+    let mut completing_ns = 0;
     let mut verdicts = Vec::new();
     let mut behind = None;
     let mut saturated = None;
@@ -95,7 +99,8 @@ pub fn judge_runs(
         if let Some(lag_series) = run.series.iter().find(|s| s.tag == "lag") {
             lag.add(&lag_series.merged().map_err(|e| anyhow!("{name}: {e}"))?);
         }
-        measured_ns += crate::analyze::load::completion_span_ns(&run);
+        measured_ns += run.duration_ns;
+        completing_ns += crate::analyze::load::completion_span_ns(&run);
         if let Some(load) = verdict(&run) {
             behind = behind.or(load.generator_fell_behind);
             saturated = saturated.or(load.saturated);
@@ -118,7 +123,7 @@ pub fn judge_runs(
         .collect::<Result<Vec<Judged>>>()?;
     let lag_p99_ns = (lag.count() > 0)
         .then(|| crate::analyze::quantile::percentile_values(&lag, &[percentile("99")])[0]);
-    let seconds = measured_ns.max(1) as f64 / 1e9;
+    let seconds = completing_ns.max(1) as f64 / 1e9;
     let achieved_per_s = pooled.count() as f64 / seconds;
     // The generator's lateness decides the step only where it could: its
     // lag p99 a tenth of the objective's latency or more, or a tenth of the
