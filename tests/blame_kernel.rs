@@ -41,16 +41,36 @@ fn shares(run: &Value) -> (BTreeMap<String, u64>, u64) {
 }
 
 /// The share of `cause` in the slow operations' time, printed with the
-/// others.
+/// others, how many were slow, and the five slowest vectors (what a
+/// failure on another machine needs to be understood).
 fn share_of(run: &Value, cause: &str) -> f64 {
     let (causes, latency) = shares(run);
     assert!(latency > 0, "no slow operation was kept");
+    let slow: u64 = run["blame"]["series"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["intervals"].as_array().into_iter().flatten())
+        .map(|iv| iv["slow"].as_u64().unwrap_or(0))
+        .sum();
+    eprintln!("  {slow} slow operations, {latency} ns in all");
     let mut sorted: Vec<_> = causes.iter().collect();
     sorted.sort_by(|a, b| b.1.cmp(a.1));
     for (name, ns) in &sorted {
         eprintln!(
             "  {name:<14} {:5.1} %",
             **ns as f64 * 100.0 / latency as f64
+        );
+    }
+    for op in run["blame"]["slowest"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .take(5)
+    {
+        eprintln!(
+            "  slowest: {} ns, causes {}, culprits {}",
+            op["latency_ns"], op["causes"], op["culprits"]
         );
     }
     causes.get(cause).copied().unwrap_or(0) as f64 / latency as f64
@@ -94,9 +114,15 @@ fn a_hog_the_timer_cannot_preempt_is_named_with_its_pid() {
     let Some(_alone) = bpf_ready() else {
         return;
     };
+    // Busy 10 ms in every 50: the slow wake-ups (above the previous
+    // intervals' p99) are those that waited 9.5–10 ms behind it, longer
+    // than the stalls of a host that takes the vCPU without a steal
+    // clock. Busy 3 ms in every 10, CI's run read run_queue 56.3 %, timer
+    // 23.9 % and running 14.2 %: those stalls, not the hog, filled the
+    // slowest 1 %. Here both read 99 %.
     // Named with control characters, as any process may name itself: the
     // run file keeps it readable ('?' for each), and names it so.
-    let Some(hog) = Hog::fifo_duty_named(1, 3, 10, 60, Some("\u{1b}[31mhog\u{7}")) else {
+    let Some(hog) = Hog::fifo_duty_named(1, 10, 50, 60, Some("\u{1b}[31mhog\u{7}")) else {
         assert!(
             std::env::var_os("CAUDA_REQUIRE_BPF").is_none(),
             "no SCHED_FIFO hog"
