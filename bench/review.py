@@ -2246,6 +2246,8 @@ def class14():
         ("schedules 0", "schedules", 0),
         ("completed until before the schedule's end", "completed_until_ns", 5),
         ("completed until 2^64-1", "completed_until_ns", 2**64 - 1),
+        ("held longer than the schedule's span", "held_ns", 10**12),
+        ("held 2^64-1", "held_ns", 2**64 - 1),
     ):
         doc = json.loads(json.dumps(net))
         doc["offered"][field] = value

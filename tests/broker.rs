@@ -974,6 +974,24 @@ fn a_rate_far_beyond_the_broker_keeps_memory_bounded_and_counts_what_was_never_s
         load["completed_after_end_ns"].as_u64(),
         Some(until - duration)
     );
+    // The broker held the producer (its batches full) nearly all the run:
+    // the broker is named as the limit, and the producer's lag before its
+    // batches first filled is no finding (it read "the generator fell
+    // behind", with the advice to add producers).
+    let held = run["offered"]["held_ns"].as_u64().unwrap();
+    assert!(
+        held * 2 > run["offered"]["span_ns"].as_u64().unwrap(),
+        "{held}"
+    );
+    assert!(load["held_share"].as_f64().unwrap() > 0.5, "{load}");
+    assert!(load["generator_fell_behind"].is_null(), "{load}");
+    let saturated = load["saturated"].as_str().unwrap_or_default();
+    assert!(saturated.contains("batches full"), "{load}");
+    assert!(
+        !run["warnings"].to_string().contains("fell behind"),
+        "{}",
+        run["warnings"]
+    );
 }
 
 #[test]

@@ -39,6 +39,13 @@ pub struct OfferedLoad {
     /// rate is counted over this instead (absent: over the run's duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_until_ns: Option<u64>,
+    /// How long due operations waited in the schedule because every one
+    /// of the generator's places was taken, ns, added up over its
+    /// schedules (`broker`: its producers' batches full, so the target
+    /// held them); absent where the probe does not count it (`net` and
+    /// `disk` say it with `in_flight_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_ns: Option<u64>,
     /// Operations whose intended start fell in each interval of the run's
     /// grid (interval `i` starts at `i × interval_ns` from the run's start).
     pub offered: Vec<u64>,
@@ -85,6 +92,15 @@ impl OfferedLoad {
             return Err(format!(
                 "completed_until_ns is {until}, not between span_ns ({}) and a year",
                 self.span_ns
+            ));
+        }
+        // Each schedule waits at most its whole span.
+        if let Some(held) = self.held_ns
+            && held > self.span_ns.saturating_mul(self.schedules)
+        {
+            return Err(format!(
+                "held_ns is {held}, more than the schedules' span ({} × {} ns)",
+                self.schedules, self.span_ns
             ));
         }
         // The schedule is counted on the run's grid, which the series
@@ -143,6 +159,7 @@ mod tests {
             in_flight_limit: Some(1),
             span_ns: 3_000_000_000,
             completed_until_ns: None,
+            held_ns: Some(1_000_000_000),
             offered: vec![1999, 2000, 2000],
             lag: "lag".into(),
             completed: vec!["rtt".into()],
@@ -155,7 +172,7 @@ mod tests {
         let tags = ["rtt", "service", "lag", "self"];
         assert_eq!(offered().check(&tags, 3, 1_000_000_000), Ok(()));
         type Edit = fn(&mut OfferedLoad);
-        let cases: [(Edit, &str); 13] = [
+        let cases: [(Edit, &str); 15] = [
             (|o| o.offered = vec![u64::MAX, u64::MAX, 5], "offered[0]"),
             (|o| o.offered = vec![1; 1000], "offered has 1000 intervals"),
             (|o| o.span_ns = 0, "span_ns"),
@@ -175,6 +192,8 @@ mod tests {
                 |o| o.completed_until_ns = Some(u64::MAX),
                 "completed_until_ns",
             ),
+            (|o| o.held_ns = Some(3_000_000_001), "held_ns is 3000000001"),
+            (|o| o.held_ns = Some(u64::MAX), "held_ns"),
         ];
         for (edit, says) in cases {
             let mut o = offered();

@@ -144,6 +144,13 @@ fn render_load(out: &mut String, input: &InputAnalysis) {
             }
         );
     }
+    if let Some(held) = v.held_share {
+        let _ = writeln!(
+            out,
+            "  producers held by the target (batches full, due records waiting): {} of the time",
+            percent(held)
+        );
+    }
     for finding in [&v.generator_fell_behind, &v.saturated]
         .into_iter()
         .flatten()

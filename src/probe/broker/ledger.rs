@@ -101,6 +101,9 @@ pub struct Produced {
     pub delivered: SeqSet,
     /// Its counts (`consumed`, `lost`, … are filled in at the end).
     pub counts: RecordAccounting,
+    /// How long, before the schedule's end, due records waited because
+    /// its batches were full (open loop): the target held it.
+    pub held_ns: u64,
 }
 
 /// A consumer's records as it ends: per producer, the records it saw.
@@ -278,6 +281,17 @@ impl Ledger {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(consumed);
+    }
+
+    /// How long the finished producers' schedules waited for room in
+    /// their batches, ns, added up.
+    pub fn held_ns(&self) -> u64 {
+        self.produced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|p| p.held_ns)
+            .sum()
     }
 
     /// Every record's fate, once all threads are done.

@@ -261,7 +261,8 @@ fn plan(config: &BrokerConfig, topic: &TopicInfo) -> Result<(Plan, ProduceSeries
 
 /// What the probe adds to the run once its threads are done: every
 /// record's fate, the topic deleted when cauda created it, the faults and
-/// their warnings, and the `broker` section.
+/// their warnings, how long the target held the producers' schedules, and
+/// the `broker` section.
 fn complete(
     run: &mut RunFile,
     config: &BrokerConfig,
@@ -284,6 +285,12 @@ fn complete(
         }
     }
     annotate(run, &records, config, stop.is_raised());
+    // What the target held of the producers' schedules (each at most its
+    // span: a hold is counted up to the schedule's end).
+    if let Some(offered) = run.offered.as_mut() {
+        let most = offered.span_ns.saturating_mul(offered.schedules);
+        offered.held_ns = Some(ledger.held_ns().min(most));
+    }
     run.broker = Some(BrokerReport {
         cluster: boot.cluster.clone(),
         topic: topic.clone(),

@@ -132,7 +132,6 @@ pub fn assemble(
             completed_late_ns,
         )
     });
-    let advice = plan.offered.as_ref().map(|o| o.advice);
     let summary = series_summaries(&gathered.series).map_err(|e| anyhow!(e))?;
     let warnings = plan
         .warnings
@@ -146,7 +145,7 @@ pub fn assemble(
         .chain(gathered.kernel.iter().flat_map(trace::report::warnings))
         .chain(blame.iter().flat_map(super::blame_report::warnings))
         .collect();
-    let mut run = RunFile {
+    let run = RunFile {
         schema: RUN_SCHEMA.into(),
         tool: Tool::this(),
         probe: plan.probe.into(),
@@ -173,10 +172,6 @@ pub fn assemble(
         observers: gathered.observers,
         integrity: None,
     };
-    if let Some(advice) = advice {
-        run.warnings
-            .extend(super::offered::behind_warning(&run, advice));
-    }
     let failures = Failures {
         thread: thread_error,
         hlog: collected.hlog_error,

@@ -118,7 +118,17 @@ where
         let started = begin(scope, &setting, tracer, ready, &probes_done)?;
         observe_and_join(started, &probes_done)
     })?;
+    let advice = plan.offered.as_ref().map(|o| o.advice);
     let (run, failures) = assemble::assemble(plan, destination, host, measured, stop)?;
+    // Whether the generator fell behind is judged on the completed run:
+    // the probe may add what the verdict reads (a broker's held time).
+    let complete = |run: &mut RunFile| {
+        let completed = complete(run);
+        if let Some(advice) = advice {
+            run.warnings.extend(offered::behind_warning(run, advice));
+        }
+        completed
+    };
     write_and_report(run, complete, outputs, failures, stop)
 }
 

@@ -51,6 +51,7 @@ pub fn count(
         span_ns: limit.saturating_sub(run_start),
         completed_until_ns: (completed_late_ns > limit.max(end_ns))
             .then(|| completed_late_ns - run_start),
+        held_ns: None,
         offered,
         lag: plan.lag.clone(),
         completed: plan.completed.clone(),

@@ -3,6 +3,9 @@
 //! room for; the rest wait there, their intended times kept (their
 //! latency counts from those). A record held back by full batches is not
 //! the generator's own lateness: its lag counts from when room came back.
+//! How long records waited so is kept (`held_ns`): the share of the run
+//! the target held the producer, as the in-flight slots held say it for
+//! `net` and `disk` (`analyze::load`).
 
 use crate::record::Schedule;
 
@@ -16,6 +19,10 @@ pub(super) struct Due {
     held: bool,
     /// When the batches last had room again after holding records back.
     freed_at: u64,
+    /// When the records now held back began to wait for room.
+    held_since: u64,
+    /// How long, before the schedule's end, records waited for room.
+    held_ns: u64,
 }
 
 impl Due {
@@ -27,6 +34,8 @@ impl Due {
             end_ns,
             held: false,
             freed_at: 0,
+            held_since: 0,
+            held_ns: 0,
         }
     }
 
@@ -53,6 +62,7 @@ impl Due {
     pub(super) fn take(&mut self, now: u64, room: usize, mut take: impl FnMut(u64, u64)) {
         if self.held && room > 0 {
             self.freed_at = now;
+            self.end_hold(now);
         }
         let mut taken = 0;
         while self.next <= now && self.next < self.end_ns && taken < room {
@@ -60,12 +70,32 @@ impl Due {
             self.next = self.schedule.next_intended();
             taken += 1;
         }
-        self.held = taken == room && self.next <= now && self.next < self.end_ns;
+        let held = taken == room && self.next <= now && self.next < self.end_ns;
+        if held && !self.held {
+            self.held_since = now;
+        }
+        self.held = held;
+    }
+
+    /// Records held back since `held_since` got room (or the run ended)
+    /// at `now`: that wait, up to the schedule's end, is the target's.
+    fn end_hold(&mut self, now: u64) {
+        self.held_ns += now.min(self.end_ns).saturating_sub(self.held_since);
+        self.held = false;
+    }
+
+    /// How long records waited for room in the batches, ns, up to the
+    /// schedule's end: what the target held of the producer's time.
+    pub(super) fn held_ns(&self) -> u64 {
+        self.held_ns
     }
 
     /// Takes and counts the records due by `now` that were never taken
     /// (the run ends: they were never sent).
     pub(super) fn left_behind(&mut self, now: u64) -> u64 {
+        if self.held {
+            self.end_hold(now);
+        }
         let limit = now.saturating_add(1).min(self.end_ns);
         if self.next >= limit {
             return 0;
@@ -116,6 +146,25 @@ mod tests {
         got.clear();
         due.take(2_450, 100, |at, lag| got.push((at, lag)));
         assert_eq!(got, [(2_200, 250), (2_300, 150), (2_400, 50)]);
+        // Held from 1,000 to 2,000 and from 2,000 to 2,100.
+        assert_eq!(due.held_ns(), 1_100);
+    }
+
+    #[test]
+    fn a_hold_counts_until_room_or_the_schedules_end() {
+        let mut due = every_100ns(5_000);
+        due.take(1_000, 2, |_, _| {});
+        due.take(1_200, 0, |_, _| {});
+        assert_eq!(due.held_ns(), 0, "still held: not yet counted");
+        // The run ends at 9,000 with records still held: the hold counts
+        // until the schedule's end (5,000), not past it.
+        assert!(due.left_behind(9_000) > 0);
+        assert_eq!(due.held_ns(), 4_000);
+        // Nothing held: the end adds nothing.
+        let mut due = every_100ns(5_000);
+        due.take(1_000, 100, |_, _| {});
+        due.left_behind(2_000);
+        assert_eq!(due.held_ns(), 0);
     }
 
     #[test]

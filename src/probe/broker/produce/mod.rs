@@ -227,6 +227,7 @@ impl Producer {
             .raised_at()
             .map_or(now, |at| at.saturating_sub(1).min(now));
         let left = due.left_behind(until);
+        self.produced.held_ns = due.held_ns();
         self.produced.counts.sent += left;
         self.produced.counts.fail("NOT_SENT", left);
         result
