@@ -266,10 +266,35 @@ fn lab_blame_names_the_top_cause_of_the_timer_steps_tail() {
         rest.contains(" % of the slow operations' time — "),
         "{line}"
     );
-    assert!(
-        line.ends_with(cauda::model::blame::cause_meaning(cause)),
-        "{line}"
-    );
+    // Then, for a run-queue wait, the task that held the CPU longest (one
+    // of the kept slowest operations' culprits); for `unexplained`, the
+    // task the untraced switches followed; else nothing.
+    let meaning = cauda::model::blame::cause_meaning(cause);
+    let (_, after) = line.split_once(meaning).unwrap_or_else(|| panic!("{line}"));
+    match cause {
+        "run_queue" if !after.is_empty() => {
+            let pid = after
+                .split("(pid ")
+                .nth(1)
+                .and_then(|p| p.split(':').next())
+                .unwrap_or_else(|| panic!("{line}"));
+            let pid: u64 = pid.parse().unwrap_or_else(|_| panic!("{line}"));
+            let named = run["blame"]["slowest"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|op| op["culprits"].as_array().into_iter().flatten())
+                .any(|c| c["pid"].as_u64() == Some(pid));
+            assert!(
+                after.starts_with("; its CPU held longest by ") && named,
+                "{line}"
+            );
+        }
+        "unexplained" if !after.is_empty() => {
+            assert!(after.contains(" went untraced, most after "), "{line}");
+        }
+        _ => assert!(after.is_empty(), "{line}"),
+    }
 
     if !common::has_setpriv() {
         eprintln!("skipped (the unprivileged part): setpriv is missing");

@@ -234,6 +234,21 @@ pub fn top_cause(run: &RunFile, tag: &str) -> Option<(String, f64)> {
     top_cause_in(run.blame.as_ref()?, tag)
 }
 
+/// The task that held the CPU of a series' kept slowest operations the
+/// longest, and how many of those operations were kept (`None` without
+/// blame for the series, or when no task held their CPU).
+pub fn top_culprit(run: &RunFile, tag: &str) -> Option<(CulpritTotal, u64)> {
+    let own: Vec<&SlowOperation> = run
+        .blame
+        .as_ref()?
+        .slowest
+        .iter()
+        .filter(|op| op.series == tag)
+        .collect();
+    let top = culprits(own.iter().copied(), 1).pop()?;
+    Some((top, own.len() as u64))
+}
+
 /// [`top_cause`] in a blame section.
 pub fn top_cause_in(report: &BlameReport, tag: &str) -> Option<(String, f64)> {
     if !has_series(report, tag) {

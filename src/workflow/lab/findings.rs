@@ -151,7 +151,8 @@ pub fn rank(runs: &[Measured], audit: Option<&serde_json::Value>) -> Vec<Finding
 
 /// The top cause of a series' tail (`--kernel blame`) with its share of
 /// the slow operations' time and what it means: `run_queue, 58 % of the
-/// slow operations' time — runnable, …`.
+/// slow operations' time — runnable, …`; for the run-queue wait, the task
+/// that held the CPU longest too (what a user can move or stop).
 pub fn tail_cause(run: &RunFile, tag: &str) -> Option<String> {
     let (cause, share) = crate::analyze::blame::top_cause(run, tag)?;
     let percent = if share >= 0.1 {
@@ -159,9 +160,33 @@ pub fn tail_cause(run: &RunFile, tag: &str) -> Option<String> {
     } else {
         format!("{:.1}", share * 100.0)
     };
+    let who = match cause.as_str() {
+        "run_queue" => crate::analyze::blame::top_culprit(run, tag).map(|(task, kept)| {
+            format!(
+                "; its CPU held longest by {} (pid {}: {} in {} of the {kept} slowest)",
+                task.comm,
+                task.pid,
+                format_ns(task.ns as f64),
+                task.operations
+            )
+        }),
+        "unexplained" => run
+            .blame
+            .as_ref()
+            .and_then(|b| b.untraced_after.iter().max_by_key(|t| t.switches))
+            .map(|t| {
+                format!(
+                    "; {} switches back to the probe's thread went untraced, most after {}",
+                    t.switches,
+                    t.after()
+                )
+            }),
+        _ => None,
+    };
     Some(format!(
-        "{cause}, {percent} % of the slow operations' time — {}",
-        crate::model::blame::cause_meaning(&cause)
+        "{cause}, {percent} % of the slow operations' time — {}{}",
+        crate::model::blame::cause_meaning(&cause),
+        who.unwrap_or_default()
     ))
 }
 
@@ -375,5 +400,69 @@ mod tests {
             ..with[0]
         }];
         assert!(rank(&without, None)[0].text.ends_with("at worst."));
+    }
+
+    #[test]
+    fn a_tail_names_the_task_behind_it_where_blame_knows_one() {
+        const MS: u64 = 1_000_000;
+        let mut run = blamed_timer_run();
+        let op = |pid: u32, held_ns: u64| crate::model::blame::SlowOperation {
+            series: "wakeup".into(),
+            thread: 0,
+            tid: 900,
+            cpu: 1,
+            start_ns: 0,
+            latency_ns: 3 * MS,
+            causes: [("run_queue".to_string(), held_ns)].into(),
+            culprits: vec![crate::model::blame::Culprit {
+                comm: format!("task{pid}"),
+                pid,
+                ns: held_ns,
+            }],
+            page_faults: 0,
+            requests: 0,
+            runnable_ns: held_ns,
+        };
+        let blame = run.blame.as_mut().unwrap();
+        blame.slowest = vec![op(77, 2 * MS), op(77, 2 * MS), op(12, 3 * MS)];
+        let cause = tail_cause(&run, "wakeup").unwrap();
+        assert!(
+            cause.ends_with(
+                "; its CPU held longest by task77 (pid 77: 4.000 ms in 2 of the 3 slowest)"
+            ),
+            "{cause}"
+        );
+        // Another top cause names no task.
+        let blame = run.blame.as_mut().unwrap();
+        for interval in &mut blame.series[0].intervals {
+            interval.causes.insert("idle_exit".into(), 80 * MS);
+        }
+        let cause = tail_cause(&run, "wakeup").unwrap();
+        assert!(
+            cause.starts_with("idle_exit") && !cause.contains("held longest"),
+            "{cause}"
+        );
+        // An unexplained tail names the task its untraced switches followed.
+        let blame = run.blame.as_mut().unwrap();
+        for interval in &mut blame.series[0].intervals {
+            interval.causes.insert("unexplained".into(), 900 * MS);
+        }
+        blame.untraced_after = vec![
+            crate::model::blame::UntracedAfter {
+                comm: String::new(),
+                pid: 0,
+                switches: 1,
+            },
+            crate::model::blame::UntracedAfter {
+                comm: "init".into(),
+                pid: 75,
+                switches: 3,
+            },
+        ];
+        let cause = tail_cause(&run, "wakeup").unwrap();
+        assert!(
+            cause.ends_with("; 3 switches back to the probe's thread went untraced, most after it switched to init (pid 75)"),
+            "{cause}"
+        );
     }
 }
