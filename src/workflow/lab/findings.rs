@@ -173,10 +173,11 @@ pub fn tail_cause(run: &RunFile, tag: &str) -> Option<String> {
         "unexplained" => run
             .blame
             .as_ref()
-            .and_then(|b| b.untraced_after.iter().max_by_key(|t| t.switches))
+            .and_then(|b| b.untraced_after.first())
             .map(|t| {
                 format!(
-                    "; {} switches back to the probe's thread went untraced, most after {}",
+                    "; {} of the switches back to the probe's thread the kernel did not trace \
+                     came after {}",
                     t.switches,
                     t.after()
                 )
@@ -447,21 +448,25 @@ mod tests {
         for interval in &mut blame.series[0].intervals {
             interval.causes.insert("unexplained".into(), 900 * MS);
         }
+        // (The run file lists them most switches first.)
         blame.untraced_after = vec![
-            crate::model::blame::UntracedAfter {
-                comm: String::new(),
-                pid: 0,
-                switches: 1,
-            },
             crate::model::blame::UntracedAfter {
                 comm: "init".into(),
                 pid: 75,
                 switches: 3,
             },
+            crate::model::blame::UntracedAfter {
+                comm: String::new(),
+                pid: 0,
+                switches: 1,
+            },
         ];
         let cause = tail_cause(&run, "wakeup").unwrap();
         assert!(
-            cause.ends_with("; 3 switches back to the probe's thread went untraced, most after it switched to init (pid 75)"),
+            cause.ends_with(
+                "; 3 of the switches back to the probe's thread the kernel did not trace came \
+                 after it switched to init (pid 75)"
+            ),
             "{cause}"
         );
     }
