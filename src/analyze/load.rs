@@ -12,9 +12,10 @@
 //! The lag is the generator's *own*: actual issue time minus the later of
 //! the intended start and the moment one of its in-flight slots was free
 //! (a `net` connection's one message answered, a free `disk` queue
-//! entry; `broker` records never wait for a slot). Time spent waiting for
-//! a slot is the target's and shows in the latency from the intended
-//! start, not in the lag.
+//! entry; for `broker`, the wait of a record held back by full batches
+//! less the time every leader it was for had all its requests out). Time
+//! spent waiting for a slot is the target's and shows in the latency from
+//! the intended start, not in the lag.
 //!
 //! # The rule
 //!
@@ -39,13 +40,14 @@
 //!
 //! `broker` has no fixed in-flight limit: a producer takes due records
 //! into its batches while they have room (32 MiB), and writes a batch
-//! whenever its leader has fewer than `max_in_flight` requests out. Its
-//! batches are full only while the broker holds them, so the time due
-//! records waited for room (`offered.held_ns`, over the schedules' time:
-//! the held share) is the target's, as held slots are. From
-//! [`HELD_BY_TARGET`] of the time held, the broker limited the rate, and
-//! the producer's own lag (counted only while it was not held) is no
-//! finding: against a broker taking 60,000 records a second, a producer
+//! whenever its leader has fewer than `max_in_flight` requests out. The
+//! time due records waited for room while every leader they were for had
+//! all its requests out (`offered.held_ns`, over the schedules' time: the
+//! held share) is the target's, as held slots are; waiting while a leader
+//! could take more is the producer's own. From [`HELD_BY_TARGET`] of the
+//! time held, with achieved below [`KEPT_UP`] of offered, the broker
+//! limited the rate, and the producer's own lag (counted only while it
+//! was not held) is no finding: against a broker taking 60,000 records a second, a producer
 //! asked for 10,000,000 lagged 1.4 ms at p99, all of it in its first
 //! 2 ms, before its batches first filled; that was "the generator fell
 //! behind", with the advice to add producers.
@@ -340,9 +342,18 @@ fn generator_reason(v: &LoadVerdict) -> Option<String> {
 }
 
 /// The target held a broker's producers (their batches full) for at
-/// least [`HELD_BY_TARGET`] of the schedules' time.
+/// least [`HELD_BY_TARGET`] of the schedules' time, and the rate fell
+/// short.
 fn held_by_target(v: &LoadVerdict) -> bool {
     v.held_share.is_some_and(|h| h >= HELD_BY_TARGET)
+        && v.achieved_per_s < KEPT_UP * v.offered_per_s
+}
+
+/// A held share as a percentage, rounded down to a tenth: never "100 %"
+/// for a producer held all but its first milliseconds, nor "50 %" below
+/// the half that decides.
+pub fn held_percent(share: f64) -> String {
+    format!("{:.1} %", (share * 1000.0).floor() / 10.0)
 }
 
 /// The target held the generator's slots, or its batches, and the rate
@@ -363,9 +374,9 @@ fn saturation_reason(v: &LoadVerdict) -> Option<String> {
     }
     let held = v.held_share.filter(|_| held_by_target(v))?;
     Some(format!(
-        "{rates}, the producers' batches full and due records waiting for the broker {:.0} % \
-         of the time",
-        held * 100.0
+        "{rates}, the producers' batches full and due records waiting for the broker {} of \
+         the time",
+        held_percent(held)
     ))
 }
 
@@ -553,7 +564,7 @@ mod tests {
         assert_eq!(v.generator_fell_behind, None);
         let saturated = v.saturated.expect("the broker is named");
         assert!(
-            saturated.contains("200/s achieved of 1000/s") && saturated.contains("99 %"),
+            saturated.contains("200/s achieved of 1000/s") && saturated.contains("99.0 %"),
             "{saturated}"
         );
         assert!((v.held_share.unwrap() - 0.99).abs() < 1e-9);
@@ -561,6 +572,11 @@ mod tests {
         let v = broker(Some(1_000_000_000));
         assert!(v.generator_fell_behind.is_some());
         assert_eq!(v.saturated, None);
+        // Shown rounded down: all but 2 ms of 10 s is not "100 %", and just
+        // under the half that decides is not "50 %".
+        assert_eq!(held_percent(0.9998), "99.9 %");
+        assert_eq!(held_percent(0.4999), "49.9 %");
+        assert_eq!(held_percent(0.0), "0.0 %");
     }
 
     #[test]

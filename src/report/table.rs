@@ -148,7 +148,7 @@ fn render_load(out: &mut String, input: &InputAnalysis) {
         let _ = writeln!(
             out,
             "  producers held by the target (batches full, due records waiting): {} of the time",
-            percent(held)
+            crate::analyze::load::held_percent(held)
         );
     }
     for finding in [&v.generator_fell_behind, &v.saturated]

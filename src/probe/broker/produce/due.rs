@@ -1,12 +1,16 @@
 //! An open-loop producer's place in its schedule. Records are taken from
 //! the schedule as they fall due, at most as many as the batches have
 //! room for; the rest wait there, their intended times kept (their
-//! latency counts from those). A record held back by full batches is not
-//! the generator's own lateness: its lag counts from when room came back.
-//! How long records waited so is kept (`held_ns`): the share of the run
-//! the target held the producer, as the in-flight slots held say it for
-//! `net` and `disk` (`analyze::load`).
+//! latency counts from those). While records are held back by full
+//! batches and every leader they are for has all its requests out
+//! (`broker_holds`), they wait for the broker, not for the generator: a
+//! record's lag is its wait less the time the broker held it meanwhile
+//! (`Holds`), and that time is kept (`held_ns`) as the time the broker
+//! held the producer, as the in-flight slots held say it for `net` and
+//! `disk` (`analyze::load`). Waiting while a leader could take more is
+//! waiting for the producer's own loop: that is its lag.
 
+use super::holds::Holds;
 use crate::record::Schedule;
 
 pub(super) struct Due {
@@ -17,11 +21,10 @@ pub(super) struct Due {
     end_ns: u64,
     /// The last take left records due behind full batches.
     held: bool,
-    /// When the batches last had room again after holding records back.
-    freed_at: u64,
-    /// When the records now held back began to wait for room.
-    held_since: u64,
-    /// How long, before the schedule's end, records waited for room.
+    /// When the broker held records back.
+    holds: Holds,
+    /// How long, before the schedule's end, records waited for room while
+    /// the broker held the producer.
     held_ns: u64,
 }
 
@@ -33,8 +36,7 @@ impl Due {
             next,
             end_ns,
             held: false,
-            freed_at: 0,
-            held_since: 0,
+            holds: Holds::default(),
             held_ns: 0,
         }
     }
@@ -57,31 +59,44 @@ impl Due {
     }
 
     /// Takes the records due by `now`, at most `room` of them, calling
-    /// `take(intended, lag)` for each: the lag from its intended time, or
-    /// from when room came back if it was held back longer.
+    /// `take(intended, lag)` for each: the lag is the time since its
+    /// intended time less what the broker held of it.
     pub(super) fn take(&mut self, now: u64, room: usize, mut take: impl FnMut(u64, u64)) {
         if self.held && room > 0 {
-            self.freed_at = now;
             self.end_hold(now);
         }
+        let held_by_now = self.holds.until(now);
         let mut taken = 0;
         while self.next <= now && self.next < self.end_ns && taken < room {
-            take(self.next, now.saturating_sub(self.next.max(self.freed_at)));
+            let held = held_by_now - self.holds.until(self.next);
+            take(self.next, (now - self.next).saturating_sub(held));
             self.next = self.schedule.next_intended();
             taken += 1;
         }
-        let held = taken == room && self.next <= now && self.next < self.end_ns;
-        if held && !self.held {
-            self.held_since = now;
+        self.holds.forget_before(self.next);
+        self.held = taken == room && self.next <= now && self.next < self.end_ns;
+        if !self.held {
+            self.end_hold(now);
         }
-        self.held = held;
     }
 
-    /// Records held back since `held_since` got room (or the run ended)
-    /// at `now`: that wait, up to the schedule's end, is the target's.
+    /// After a flush at `now`: whether the broker `holds` the producer
+    /// (every leader with queued records has all its requests out). While
+    /// it does and records are held back, their wait is the broker's.
+    pub(super) fn broker_holds(&mut self, now: u64, holds: bool) {
+        if self.held && holds {
+            self.holds.begin(now);
+        } else {
+            self.end_hold(now);
+        }
+    }
+
+    /// The broker's hold, if one is open, ends at `now`; its part before
+    /// the schedule's end is counted.
     fn end_hold(&mut self, now: u64) {
-        self.held_ns += now.min(self.end_ns).saturating_sub(self.held_since);
-        self.held = false;
+        if let Some((start, end)) = self.holds.end(now) {
+            self.held_ns += end.min(self.end_ns).saturating_sub(start);
+        }
     }
 
     /// How long records waited for room in the batches, ns, up to the
@@ -93,9 +108,7 @@ impl Due {
     /// Takes and counts the records due by `now` that were never taken
     /// (the run ends: they were never sent).
     pub(super) fn left_behind(&mut self, now: u64) -> u64 {
-        if self.held {
-            self.end_hold(now);
-        }
+        self.end_hold(now);
         let limit = now.saturating_add(1).min(self.end_ns);
         if self.next >= limit {
             return 0;
@@ -117,12 +130,13 @@ mod tests {
     }
 
     #[test]
-    fn a_record_held_back_by_full_batches_lags_from_when_room_came_back() {
+    fn a_record_held_back_lags_by_its_wait_less_the_brokers_hold() {
         let mut due = every_100ns(10_000);
         let mut got = Vec::new();
         // At 1,000: ten due, room for four.
         due.take(1_000, 4, |at, lag| got.push((at, lag)));
         assert_eq!(got, [(100, 900), (200, 800), (300, 700), (400, 600)]);
+        due.broker_holds(1_000, true);
         assert_eq!(
             due.wake_at(),
             None,
@@ -132,37 +146,59 @@ mod tests {
         // Still full at 1,500: nothing taken, still held.
         due.take(1_500, 0, |at, lag| got.push((at, lag)));
         assert!(got.is_empty());
-        // Room at 2,000: the held records lag from 2,000 on, not from
-        // their intended times; none was late of the generator's own.
+        due.broker_holds(1_500, true);
+        // Room at 2,000: the broker held them from 1,000, which is not
+        // their lag; from 500 and 600 to 1,000 the producer was late.
         due.take(2_000, 2, |at, lag| got.push((at, lag)));
-        assert_eq!(got, [(500, 0), (600, 0)]);
-        // Full again; room enough at 2,100: the rest taken, none late.
+        assert_eq!(got, [(500, 500), (600, 400)]);
+        // Held again, but a leader could take more: the producer's own.
+        due.broker_holds(2_000, false);
+        assert_eq!(due.wake_at(), None);
+        // Room at 2,100: the rest taken; their wait less the broker's
+        // hold (1,000 to 2,000) is the producer's own.
         got.clear();
         due.take(2_100, 100, |at, lag| got.push((at, lag)));
         assert_eq!(got.len(), 15);
-        assert!(got.iter().all(|&(_, lag)| lag == 0), "{got:?}");
+        let want: Vec<(u64, u64)> = (7..=21)
+            .map(|k| {
+                let at = k * 100;
+                let held = 2_000u64.saturating_sub(at.max(1_000)).min(1_000);
+                (at, 2_100 - at - held)
+            })
+            .collect();
+        assert_eq!(got, want);
         assert_eq!(due.wake_at(), Some(2_200));
         // Woken late at 2,450 with room: that lateness is the generator's.
         got.clear();
         due.take(2_450, 100, |at, lag| got.push((at, lag)));
         assert_eq!(got, [(2_200, 250), (2_300, 150), (2_400, 50)]);
-        // Held from 1,000 to 2,000 and from 2,000 to 2,100.
-        assert_eq!(due.held_ns(), 1_100);
+        // The broker held it from 1,000 to 2,000; 2,000 to 2,100 was not
+        // the broker's.
+        assert_eq!(due.held_ns(), 1_000);
     }
 
     #[test]
     fn a_hold_counts_until_room_or_the_schedules_end() {
         let mut due = every_100ns(5_000);
         due.take(1_000, 2, |_, _| {});
+        due.broker_holds(1_000, true);
         due.take(1_200, 0, |_, _| {});
+        due.broker_holds(1_200, true);
         assert_eq!(due.held_ns(), 0, "still held: not yet counted");
         // The run ends at 9,000 with records still held: the hold counts
         // until the schedule's end (5,000), not past it.
         assert!(due.left_behind(9_000) > 0);
         assert_eq!(due.held_ns(), 4_000);
-        // Nothing held: the end adds nothing.
+        // Nothing held, or held while the broker could take more: the
+        // end adds nothing.
         let mut due = every_100ns(5_000);
         due.take(1_000, 100, |_, _| {});
+        due.broker_holds(1_000, true);
+        due.left_behind(2_000);
+        assert_eq!(due.held_ns(), 0);
+        let mut due = every_100ns(5_000);
+        due.take(1_000, 2, |_, _| {});
+        due.broker_holds(1_000, false);
         due.left_behind(2_000);
         assert_eq!(due.held_ns(), 0);
     }
