@@ -63,48 +63,14 @@ cleanup() {
 }
 trap cleanup EXIT
 port=7491
-file="$tmp/observer.dat"
-"$cauda" disk --file "$file" --size 256M --runtime 200ms -q -o "$tmp/prep.json" >/dev/null
-
-# name | series tag | serve placement ("" = none, else "CPU PROTO") | client CPUs | cauda arguments
-configs=(
-    "timer-1ms|wakeup||1|timer --interval 1ms"
-    "hiccup|hiccup||1|hiccup"
-    "disk-randread-qd1|read||1|disk --file $file --rw randread --bs 4k --iodepth 1"
-    "disk-randwrite-qd32|write||1|disk --file $file --rw randwrite --bs 4k --iodepth 32"
-    "disk-randread-2000/s|read||1|disk --file $file --rw randread --bs 4k --rate 2000/s"
-    "net-tcp-same-cpu|rtt|1 tcp|1|net --connect 127.0.0.1:$port --proto tcp"
-    "net-tcp-two-cpus|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp"
-    "net-udp-same-cpu|rtt|1 udp|1|net --connect 127.0.0.1:$port --proto udp"
-    "net-udp-two-cpus|rtt|0 udp|1|net --connect 127.0.0.1:$port --proto udp"
-    "net-tcp-gap-500us|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp --gap 500us"
-    "net-tcp-10000/s|rtt|0 tcp|1|net --connect 127.0.0.1:$port --proto tcp --rate 10000/s"
-)
+# shellcheck source=bench/lab_configs.sh
+. bench/lab_configs.sh
 if [[ $compare == blame ]]; then
     kept=()
     for c in "${configs[@]}"; do [[ $c == *"--iodepth 32"* ]] || kept+=("$c"); done
     configs=("${kept[@]}")
 fi
-if (($# > 0)); then
-    wanted=" $* "
-    kept=()
-    for c in "${configs[@]}"; do [[ $wanted == *" ${c%%|*} "* ]] && kept+=("$c"); done
-    configs=("${kept[@]}")
-fi
-
-start_serve() { # CPU PROTO
-    local udp=
-    [[ $2 == udp ]] && udp=--udp
-    # shellcheck disable=SC2086
-    taskset -c "$1" "$cauda" serve --listen "127.0.0.1:$port" $udp 2>/dev/null &
-    serve_pid=$!
-    sleep 0.3
-}
-
-stop_serve() {
-    [[ -n $serve_pid ]] && kill -INT "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null || true
-    serve_pid=
-}
+keep_configs "$@"
 
 one() { # config mode round → one line of figures
     local name tag serve cpus args run
