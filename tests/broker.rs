@@ -995,6 +995,29 @@ fn a_rate_far_beyond_the_broker_keeps_memory_bounded_and_counts_what_was_never_s
 }
 
 #[test]
+fn a_rate_far_beyond_the_producer_or_the_broker_names_one_of_them() {
+    // Against a broker that answers at once, 10M/s: whichever limits the
+    // rate here (the producer's own loop, or this fake broker), the run
+    // names one of them, never both or neither.
+    let named = |args: &[&str]| {
+        let (output, _, run) = absurd("ok", args, None);
+        common::ended(&output, 0, &[]);
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), run.to_string()).unwrap();
+        let load = common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"].clone();
+        (run, load)
+    };
+    let (run, load) = named(&["--runtime", "2s", "--timeout", "2s"]);
+    let held = load["held_share"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&held), "{load}");
+    assert!(run["offered"]["held_ns"].as_u64().is_some());
+    let behind = load["generator_fell_behind"].is_string();
+    let saturated = load["saturated"].is_string();
+    assert!(behind != saturated, "{load}");
+    assert_eq!(saturated, held >= 0.5, "{load}");
+}
+
+#[test]
 fn a_stop_mid_backlog_counts_every_record_due_until_then() {
     // Interrupted while a request is written, the records still in the
     // schedule were not counted at all (sent 1.1M of 14M due). Run beside

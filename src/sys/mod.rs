@@ -22,7 +22,9 @@ pub use files::{
 pub use parallel::map_parallel;
 #[cfg(target_arch = "x86_64")]
 pub use parallel::non_digit_bits_64;
-pub use poll::{Epoll, poll_readable, poll_readable_until, set_listen_backlog};
+pub use poll::{
+    Epoll, poll_readable, poll_readable_until, poll_writable, send_now, set_listen_backlog,
+};
 pub use signals::{
     child_target, interrupt_when_parent_dies, kill_on_insist, register_insist_kill, signal_target,
 };

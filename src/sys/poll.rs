@@ -24,10 +24,39 @@ pub fn set_listen_backlog(fd: std::os::fd::BorrowedFd<'_>, backlog: usize) -> io
 /// Returns `Ok(true)` when it is (or has an error or hang-up to report),
 /// `Ok(false)` on timeout or when a signal interrupted the wait.
 pub fn poll_readable(fd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> io::Result<bool> {
+    poll_one(fd, libc::POLLIN, timeout_ms)
+}
+
+/// Waits up to `timeout_ms` for `fd` to take more bytes (`POLLOUT`); as
+/// [`poll_readable`] otherwise.
+pub fn poll_writable(fd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> io::Result<bool> {
+    poll_one(fd, libc::POLLOUT, timeout_ms)
+}
+
+/// Writes what of `buf` the socket `fd` takes now (`send(2)` with
+/// `MSG_DONTWAIT`, and `MSG_NOSIGNAL`: a closed peer is an error, not a
+/// signal): `WouldBlock` when its send buffer is full, the socket itself
+/// staying blocking for everyone else.
+pub fn send_now(fd: std::os::fd::BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the
+    // call, and the borrowed fd is open.
+    let rc = unsafe {
+        libc::send(
+            fd.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    usize::try_from(rc).map_err(|_| io::Error::last_os_error())
+}
+
+fn poll_one(fd: std::os::fd::BorrowedFd<'_>, events: i16, timeout_ms: i32) -> io::Result<bool> {
     use std::os::fd::AsRawFd;
     let mut pfd = libc::pollfd {
         fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
+        events,
         revents: 0,
     };
     // SAFETY: `pfd` is one valid pollfd and nfds is 1; the borrowed fd is

@@ -18,7 +18,7 @@
 //! what is left of the frame before allocating for it, and a frame is
 //! refused as soon as its length says more than a response can hold.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
@@ -106,7 +106,13 @@ pub struct Conn {
     /// Where `timeout` comes from, for messages.
     limit: &'static str,
     stop: StopFlag,
+    /// When the broker kept the send buffer full, since the last
+    /// [`Conn::take_blocked`].
+    blocked: Vec<(u64, u64)>,
 }
+
+/// Blocked spans a connection keeps between two [`Conn::take_blocked`].
+const BLOCKED_KEPT: usize = 256;
 
 impl Conn {
     /// Connects to `address` (`host:port`); `timeout` bounds each request
@@ -138,6 +144,7 @@ impl Conn {
                         max_frame: FRAME,
                         limit: "--timeout, at least 5s",
                         stop: stop.clone(),
+                        blocked: Vec::new(),
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted && stop.is_raised() => {
@@ -205,23 +212,44 @@ impl Conn {
         Ok(id)
     }
 
-    /// Writes `buf` whole by `deadline`, a slice at a time.
+    /// Writes `buf` whole by `deadline`: what the socket takes at once,
+    /// then, while its send buffer is full (the broker not reading), a wait
+    /// for room of at most a slice, kept in [`Conn::take_blocked`].
     fn write_until(&mut self, buf: &[u8], deadline: u64, api: ApiKey) -> Result<()> {
         let mut written = 0;
         while written < buf.len() {
             self.check_wait(deadline, || format!("take its {api:?} request"))?;
-            match self.stream.write(&buf[written..]) {
+            match crate::sys::send_now(self.stream.as_fd(), &buf[written..]) {
                 Ok(0) => bail!("the broker at {} closed the connection", self.peer),
                 Ok(n) => written += n,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    let from = monotonic_ns();
+                    crate::sys::poll_writable(self.stream.as_fd(), SLICE.as_millis() as i32)
+                        .with_context(|| format!("sending to the broker at {}", self.peer))?;
+                    self.blocked(from, monotonic_ns());
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => bail!("sending to the broker at {}: {e}", self.peer),
             }
         }
         Ok(())
+    }
+
+    /// The broker kept this connection's send buffer full from `from` to
+    /// `to`: kept, at most [`BLOCKED_KEPT`] spans (the last one grows).
+    fn blocked(&mut self, from: u64, to: u64) {
+        let full = self.blocked.len() >= BLOCKED_KEPT;
+        match self.blocked.last_mut() {
+            Some(last) if full || last.1 >= from => last.1 = last.1.max(to),
+            _ => self.blocked.push((from, to)),
+        }
+    }
+
+    /// The spans (monotonic ns) the broker kept the send buffer full since
+    /// the last call: its backpressure, which a producer counts as the
+    /// broker holding it.
+    pub fn take_blocked(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.blocked)
     }
 
     /// Fails when the run was stopped or `deadline` passed; `what` the

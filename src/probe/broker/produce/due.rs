@@ -81,13 +81,27 @@ impl Due {
     }
 
     /// After a flush at `now`: whether the broker `holds` the producer
-    /// (every leader with queued records has all its requests out). While
-    /// it does and records are held back, their wait is the broker's.
-    pub(super) fn broker_holds(&mut self, now: u64, holds: bool) {
+    /// (every leader with queued records has all its requests out), and
+    /// the batches' `room`. While it holds and records are held back,
+    /// their wait is the broker's; room the flush made ends the holding
+    /// back (what is due is taken at once, not after a wait for an answer
+    /// that `acks=0` never sends).
+    pub(super) fn broker_holds(&mut self, now: u64, holds: bool, room: usize) {
+        if room > 0 {
+            self.held = false;
+        }
         if self.held && holds {
             self.holds.begin(now);
         } else {
             self.end_hold(now);
+        }
+    }
+
+    /// The broker held the producer from `from` to `to` (a leader kept its
+    /// send buffer full): as a hold, where none was open.
+    pub(super) fn broker_held(&mut self, from: u64, to: u64) {
+        if let Some((start, end)) = self.holds.add(from, to) {
+            self.held_ns += end.min(self.end_ns).saturating_sub(start);
         }
     }
 
@@ -136,7 +150,7 @@ mod tests {
         // At 1,000: ten due, room for four.
         due.take(1_000, 4, |at, lag| got.push((at, lag)));
         assert_eq!(got, [(100, 900), (200, 800), (300, 700), (400, 600)]);
-        due.broker_holds(1_000, true);
+        due.broker_holds(1_000, true, 0);
         assert_eq!(
             due.wake_at(),
             None,
@@ -146,13 +160,13 @@ mod tests {
         // Still full at 1,500: nothing taken, still held.
         due.take(1_500, 0, |at, lag| got.push((at, lag)));
         assert!(got.is_empty());
-        due.broker_holds(1_500, true);
+        due.broker_holds(1_500, true, 0);
         // Room at 2,000: the broker held them from 1,000, which is not
         // their lag; from 500 and 600 to 1,000 the producer was late.
         due.take(2_000, 2, |at, lag| got.push((at, lag)));
         assert_eq!(got, [(500, 500), (600, 400)]);
         // Held again, but a leader could take more: the producer's own.
-        due.broker_holds(2_000, false);
+        due.broker_holds(2_000, false, 0);
         assert_eq!(due.wake_at(), None);
         // Room at 2,100: the rest taken; their wait less the broker's
         // hold (1,000 to 2,000) is the producer's own.
@@ -181,24 +195,31 @@ mod tests {
     fn a_hold_counts_until_room_or_the_schedules_end() {
         let mut due = every_100ns(5_000);
         due.take(1_000, 2, |_, _| {});
-        due.broker_holds(1_000, true);
+        due.broker_holds(1_000, true, 0);
         due.take(1_200, 0, |_, _| {});
-        due.broker_holds(1_200, true);
+        due.broker_holds(1_200, true, 0);
         assert_eq!(due.held_ns(), 0, "still held: not yet counted");
         // The run ends at 9,000 with records still held: the hold counts
         // until the schedule's end (5,000), not past it.
         assert!(due.left_behind(9_000) > 0);
         assert_eq!(due.held_ns(), 4_000);
+        // A flush that made room ends the holding back: what is due is
+        // taken at once (with acks=0 no answer would end the wait).
+        let mut due = every_100ns(5_000);
+        due.take(1_000, 2, |_, _| {});
+        assert_eq!(due.wake_at(), None);
+        due.broker_holds(1_000, false, 16);
+        assert_eq!(due.wake_at(), Some(300));
         // Nothing held, or held while the broker could take more: the
         // end adds nothing.
         let mut due = every_100ns(5_000);
         due.take(1_000, 100, |_, _| {});
-        due.broker_holds(1_000, true);
+        due.broker_holds(1_000, true, 0);
         due.left_behind(2_000);
         assert_eq!(due.held_ns(), 0);
         let mut due = every_100ns(5_000);
         due.take(1_000, 2, |_, _| {});
-        due.broker_holds(1_000, false);
+        due.broker_holds(1_000, false, 0);
         due.left_behind(2_000);
         assert_eq!(due.held_ns(), 0);
     }

@@ -5,9 +5,10 @@
 
 use std::collections::VecDeque;
 
-/// Past holds kept at most; beyond, the two oldest merge into one whose
-/// held time is spread over its span (a record due between them then
-/// counts a share of that gap as held, never more than the two held).
+/// Past holds kept at most; beyond, neighbours closer than a gap merge
+/// (from 1 µs, the gap doubling until half as many are left): a merged
+/// hold's time is spread over its span, so a record due inside it is off
+/// by at most the largest gap merged, and long holds keep their place.
 const KEPT: usize = 1 << 16;
 
 struct Hold {
@@ -46,15 +47,43 @@ impl Holds {
             within: end - start,
         });
         self.total += end - start;
-        if self.closed.len() > KEPT
-            && let Some(first) = self.closed.pop_front()
-            && let Some(next) = self.closed.front_mut()
-        {
-            next.start = first.start;
-            next.before = first.before;
-            next.within += first.within;
+        if self.closed.len() > KEPT {
+            self.thin();
         }
         Some((start, end))
+    }
+
+    /// Merges neighbours closer than a gap, the gap doubling from 1 µs
+    /// until at most half of [`KEPT`] are left.
+    fn thin(&mut self) {
+        let mut gap = 1_000u64;
+        while self.closed.len() > KEPT / 2 {
+            for hold in std::mem::take(&mut self.closed) {
+                match self.closed.back_mut() {
+                    Some(last) if hold.start.saturating_sub(last.end) <= gap => {
+                        last.end = hold.end;
+                        last.within += hold.within;
+                    }
+                    _ => self.closed.push_back(hold),
+                }
+            }
+            gap = gap.saturating_mul(2);
+        }
+    }
+
+    /// A hold from `from` to `to` that was not open (a write the broker
+    /// kept waiting): kept where no hold is open, from the end of the
+    /// last one on; its span, if anything is left of it.
+    pub(super) fn add(&mut self, from: u64, to: u64) -> Option<(u64, u64)> {
+        if self.open.is_some() {
+            return None;
+        }
+        let from = from.max(self.closed.back().map_or(0, |h| h.end));
+        if to <= from {
+            return None;
+        }
+        self.open = Some(from);
+        self.end(to)
     }
 
     /// Held time up to `t`, all holds counted.
@@ -122,6 +151,20 @@ mod tests {
     }
 
     #[test]
+    fn a_hold_added_whole_keeps_order_and_never_overlaps() {
+        let mut holds = Holds::default();
+        assert_eq!(holds.add(100, 300), Some((100, 300)));
+        // Overlapping the last: only what is after it.
+        assert_eq!(holds.add(200, 400), Some((300, 400)));
+        assert_eq!(holds.add(350, 380), None);
+        // Inside an open hold: already counted.
+        holds.begin(1_000);
+        assert_eq!(holds.add(1_100, 1_200), None);
+        holds.end(1_500);
+        assert_eq!(holds.until(2_000), 800);
+    }
+
+    #[test]
     fn past_the_kept_holds_the_oldest_merge_and_stay_in_order() {
         let mut holds = Holds::default();
         // Held 10 of every 20 ns.
@@ -136,10 +179,35 @@ mod tests {
         for t in (0..(KEPT as u64 + 10) * 20).step_by(7) {
             let held = holds.until(t);
             assert!(held >= last && held <= t, "at {t}: {held} after {last}");
-            // Never off by more than one gap (10 ns) of what was held.
+            // Merged, never off by more than one gap (10 ns).
             let exact = (t / 20) * 10 + (t % 20).min(10);
             assert!(held.abs_diff(exact) <= 10, "at {t}: {held} against {exact}");
             last = held;
+        }
+    }
+
+    #[test]
+    fn uneven_holds_merged_stay_close_where_they_were() {
+        let mut holds = Holds::default();
+        // A broker that held 2 ms once, then 10 of every 20 ns.
+        holds.begin(0);
+        holds.end(2_000_000);
+        let from = 3_000_000;
+        for k in 0..(KEPT as u64 * 3) {
+            holds.begin(from + k * 20);
+            holds.end(from + k * 20 + 10);
+        }
+        assert!(holds.closed.len() <= KEPT);
+        // The long hold stays its own (1 ms from the next), and a moment
+        // among the short ones is off by a few gaps at most, not by the
+        // long hold spread over everything.
+        assert_eq!(holds.until(2_000_000), 2_000_000);
+        assert_eq!(holds.until(2_500_000), 2_000_000);
+        for t in (from..from + KEPT as u64 * 60).step_by(997) {
+            let k = t - from;
+            let exact = 2_000_000 + (k / 20) * 10 + (k % 20).min(10);
+            let held = holds.until(t);
+            assert!(held.abs_diff(exact) <= 40, "at {t}: {held} against {exact}");
         }
     }
 }

@@ -99,6 +99,7 @@ impl Producer {
             },
             payload: vec![0; settings.client.record_bytes],
             frames: Vec::new(),
+            blocked: Vec::new(),
             ready: Vec::new(),
         })
     }
@@ -253,8 +254,13 @@ impl Producer {
                 }
                 self.enqueue(intended, now);
             });
-            self.flush(clock, sink, series, ledger, false)?;
-            due.broker_holds(clock.now(), self.held_by_broker());
+            let flushed = self.flush(clock, sink, series, ledger, false);
+            // A leader that kept its send buffer full held the producer.
+            for (from, to) in self.blocked.drain(..) {
+                due.broker_held(from, to);
+            }
+            flushed?;
+            due.broker_holds(clock.now(), self.held_by_broker(), self.queue_room());
             self.expire(clock.now(), sink, series);
             if !due.scheduled() && self.idle() {
                 return Ok(());
@@ -460,9 +466,9 @@ impl Producer {
         // The request is the operation `--kernel blame` explains (one
         // in flight: `check_blame`), its window from here to its ack.
         sink.begin(sent_ns);
-        let corr = self.leaders[leader]
-            .conn
-            .send(&request, self.settings.versions.produce);
+        let conn = &mut self.leaders[leader].conn;
+        let corr = conn.send(&request, self.settings.versions.produce);
+        self.blocked.extend(conn.take_blocked());
         let corr = match corr {
             Ok(corr) => corr,
             Err(e) => {

@@ -95,4 +95,6 @@ pub struct Producer {
     pub(super) payload: Vec<u8>,
     pub(super) frames: Vec<Bytes>,
     pub(super) ready: Vec<bool>,
+    /// When a leader kept its send buffer full, since the last pass.
+    pub(super) blocked: Vec<(u64, u64)>,
 }

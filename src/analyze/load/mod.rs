@@ -77,6 +77,11 @@
 
 use serde::Serialize;
 
+mod reasons;
+
+pub use self::reasons::held_percent;
+use self::reasons::{generator_reason, saturation_reason};
+
 use crate::model::{OfferedLoad, RunFile, Series};
 use crate::record::LatencyHistogram;
 use crate::record::rank::{rank_of, values_at_ranks};
@@ -298,88 +303,6 @@ fn intervals(
         .collect()
 }
 
-/// The rule of this module's doc comment, as a sentence, or `None`.
-fn generator_reason(v: &LoadVerdict) -> Option<String> {
-    let lag = v.lag.p99_ns as f64;
-    if v.lag.count == 0 || lag <= v.period_ns || held_by_target(v) {
-        return None;
-    }
-    if let Some(service) = &v.service
-        && v.lag.p99_ns <= service.p50_ns
-    {
-        return None;
-    }
-    let ms = |ns: f64| format!("{:.3} ms", ns / 1e6);
-    let mut reason = format!(
-        "the load generator fell behind its own schedule: it issued operations late by {} at p99 \
-         (max {}) after they were due and a slot was free, more than one gap between its \
-         operations ({})",
-        ms(lag),
-        ms(v.lag.max_ns as f64),
-        ms(v.period_ns)
-    );
-    if let Some(service) = &v.service {
-        reason += &format!(
-            " and more than the target's median service time ({})",
-            ms(service.p50_ns as f64)
-        );
-    }
-    if let (Some(occupancy), Some(limit)) = (v.occupancy, v.in_flight_limit) {
-        reason += &format!(
-            ", while the target held on average {:.2} of its {limit} in-flight slots",
-            occupancy * limit as f64
-        );
-    }
-    if v.achieved_per_s < KEPT_UP * v.offered_per_s {
-        reason += &format!(
-            "; it achieved {:.0}/s of {:.0}/s offered",
-            v.achieved_per_s, v.offered_per_s
-        );
-    }
-    reason += ": latencies from the intended start include the generator's own lateness, \
-               not only the target's";
-    Some(reason)
-}
-
-/// The target held a broker's producers (their batches full) for at
-/// least [`HELD_BY_TARGET`] of the schedules' time, and the rate fell
-/// short.
-fn held_by_target(v: &LoadVerdict) -> bool {
-    v.held_share.is_some_and(|h| h >= HELD_BY_TARGET)
-        && v.achieved_per_s < KEPT_UP * v.offered_per_s
-}
-
-/// A held share as a percentage, rounded down to a tenth: never "100 %"
-/// for a producer held all but its first milliseconds, nor "50 %" below
-/// the half that decides.
-pub fn held_percent(share: f64) -> String {
-    format!("{:.1} %", (share * 1000.0).floor() / 10.0)
-}
-
-/// The target held the generator's slots, or its batches, and the rate
-/// fell short.
-fn saturation_reason(v: &LoadVerdict) -> Option<String> {
-    if v.achieved_per_s >= KEPT_UP * v.offered_per_s {
-        return None;
-    }
-    let rates = format!(
-        "the target limited the rate: {:.0}/s achieved of {:.0}/s offered",
-        v.achieved_per_s, v.offered_per_s
-    );
-    if let Some(occupancy) = v.occupancy.filter(|&o| o >= HELD_BY_TARGET) {
-        return Some(format!(
-            "{rates} with {:.0} % of the in-flight slots waiting on it",
-            occupancy * 100.0
-        ));
-    }
-    let held = v.held_share.filter(|_| held_by_target(v))?;
-    Some(format!(
-        "{rates}, the producers' batches full and due records waiting for the broker {} of \
-         the time",
-        held_percent(held)
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,17 +458,17 @@ mod tests {
         // As measured against a real broker: 6 % of the records taken lag
         // up to 1.9 ms, all before the batches first filled; then the
         // batches stay full and the broker takes 200/s of 1000/s.
-        let broker = |held_ns: Option<u64>| {
+        let broker_at = |held_ns: Option<u64>, per_s: usize| {
             let mut r = run(
                 series("rtt", MeasuredFrom::IntendedStart, 10, |i| {
-                    flat(200, (i + 1) * 800_000_000)
+                    flat(per_s, (i + 1) * 800_000_000)
                 }),
                 series("service", MeasuredFrom::ActualStart, 10, |_| {
-                    flat(200, 1_000_000)
+                    flat(per_s, 1_000_000)
                 }),
                 series("lag", MeasuredFrom::IntendedStart, 10, |i| {
                     let late = if i == 0 { 120 } else { 0 };
-                    (0..200u64)
+                    (0..per_s as u64)
                         .map(|k| if k < late { 1_900_000 } else { 0 })
                         .collect()
                 }),
@@ -555,6 +478,7 @@ mod tests {
             offered.held_ns = held_ns;
             load_verdict(&r).unwrap()
         };
+        let broker = |held_ns| broker_at(held_ns, 200);
         // Without the held time, the start's lag reads as the generator's.
         let v = broker(None);
         assert!(v.generator_fell_behind.is_some());
@@ -570,6 +494,11 @@ mod tests {
         assert!((v.held_share.unwrap() - 0.99).abs() < 1e-9);
         // Held a tenth of the time: the generator's lag stands.
         let v = broker(Some(1_000_000_000));
+        assert!(v.generator_fell_behind.is_some());
+        assert_eq!(v.saturated, None);
+        // Held 9.9 s but the rate kept up: no limit to name, and the lag
+        // is the generator's.
+        let v = broker_at(Some(9_900_000_000), 1000);
         assert!(v.generator_fell_behind.is_some());
         assert_eq!(v.saturated, None);
         // Shown rounded down: all but 2 ms of 10 s is not "100 %", and just
