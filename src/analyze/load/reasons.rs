@@ -2,7 +2,7 @@
 //! [`super`]'s doc comment) or the target (its slots or a broker's
 //! batches held), for [`super::LoadVerdict`].
 
-use super::{HELD_BY_TARGET, KEPT_UP, LoadVerdict};
+use super::verdict::{HELD_BY_TARGET, KEPT_UP, LoadVerdict};
 
 /// The rule of [`super`]'s doc comment, as a sentence, or `None`.
 pub(super) fn generator_reason(v: &LoadVerdict) -> Option<String> {
