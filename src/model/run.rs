@@ -201,6 +201,41 @@ pub struct RunFile {
     pub integrity: Option<String>,
 }
 
+impl RunFile {
+    /// A run of `probe` with nothing in it, `duration_ns` long on a grid of
+    /// `interval_ns`: what tests and samples built in code fill with the
+    /// sections they need.
+    pub fn empty(probe: &str, load: LoadMode, duration_ns: u64, interval_ns: u64) -> RunFile {
+        RunFile {
+            schema: RUN_SCHEMA.into(),
+            tool: Tool::this(),
+            probe: probe.into(),
+            load,
+            parameters: serde_json::Value::Null,
+            start_time: String::new(),
+            start_unix_ns: 0,
+            start_at_unix_ns: None,
+            labels: Default::default(),
+            duration_ns,
+            interval_ns,
+            interrupted: false,
+            host: HostSnapshot::default(),
+            faults: Default::default(),
+            warnings: Vec::new(),
+            series: Vec::new(),
+            summary: Vec::new(),
+            host_counters: None,
+            disk: None,
+            broker: None,
+            kernel: None,
+            offered: None,
+            blame: None,
+            observers: Vec::new(),
+            integrity: None,
+        }
+    }
+}
+
 /// A probe section, or `None` when it is absent or does not parse. The
 /// section is kept as its text and parsed from it, not through a
 /// `serde_json::Value` (a run kept with `--blame-keep 100000`, 42 MB, was

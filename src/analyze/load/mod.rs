@@ -209,7 +209,7 @@ fn intervals(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{HostSnapshot, IntervalRecord, LoadMode, MeasuredFrom, RUN_SCHEMA, Tool};
+    use crate::model::{IntervalRecord, LoadMode, MeasuredFrom};
 
     const SECOND: u64 = 1_000_000_000;
 
@@ -234,27 +234,7 @@ mod tests {
     /// A `net`-like open-loop run at 1000/s on one connection for 10 s.
     fn run(rtt: Series, service: Series, lag: Series) -> RunFile {
         RunFile {
-            schema: RUN_SCHEMA.into(),
-            tool: Tool::this(),
-            probe: "net".into(),
-            load: LoadMode::OpenLoop,
-            parameters: serde_json::Value::Null,
-            start_time: String::new(),
-            start_unix_ns: 0,
-            start_at_unix_ns: None,
-            labels: Default::default(),
-            duration_ns: 10 * SECOND,
-            interval_ns: SECOND,
-            interrupted: false,
-            host: HostSnapshot::default(),
-            faults: Default::default(),
-            warnings: Vec::new(),
             series: vec![rtt, service, lag],
-            summary: Vec::new(),
-            host_counters: None,
-            disk: None,
-            broker: None,
-            kernel: None,
             offered: Some(OfferedLoad {
                 rate_per_s: 1000.0,
                 arrivals: "uniform".into(),
@@ -268,9 +248,7 @@ mod tests {
                 completed: vec!["rtt".into()],
                 service: vec!["service".into()],
             }),
-            blame: None,
-            observers: Vec::new(),
-            integrity: None,
+            ..RunFile::empty("net", LoadMode::OpenLoop, 10 * SECOND, SECOND)
         }
     }
 

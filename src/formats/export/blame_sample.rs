@@ -9,10 +9,7 @@ use std::collections::BTreeMap;
 use crate::model::blame::{
     BlameReport, Culprit, IntervalBlame, SeriesBlame, SlowOperation, Threshold,
 };
-use crate::model::{
-    Format, HostSnapshot, IntervalRecord, LoadMode, Loaded, MeasuredFrom, RUN_SCHEMA, RunFile,
-    Series, Tool,
-};
+use crate::model::{Format, IntervalRecord, LoadMode, Loaded, MeasuredFrom, RunFile, Series};
 use crate::record::LatencyHistogram;
 
 const SECOND: u64 = 1_000_000_000;
@@ -167,31 +164,13 @@ fn wakeups() -> Series {
 pub fn timer_run(with_blame: bool) -> Loaded {
     let series = vec![wakeups()];
     let run = RunFile {
-        schema: RUN_SCHEMA.into(),
-        tool: Tool::this(),
-        probe: "timer".into(),
-        load: LoadMode::OpenLoop,
         parameters: serde_json::json!({"interval_ns": 1_000_000}),
         start_time: "2026-11-20T10:00:00Z".into(),
         start_unix_ns: 1_795_000_000_000_000_000,
-        start_at_unix_ns: None,
         labels: BTreeMap::from([("host".to_string(), "vm-a".to_string())]),
-        duration_ns: SECONDS * SECOND,
-        interval_ns: SECOND,
-        interrupted: false,
-        host: HostSnapshot::default(),
-        faults: Default::default(),
-        warnings: Vec::new(),
         series: series.clone(),
-        summary: Vec::new(),
-        host_counters: None,
-        disk: None,
-        broker: None,
-        kernel: None,
-        offered: None,
         blame: with_blame.then(blame),
-        observers: Vec::new(),
-        integrity: None,
+        ..RunFile::empty("timer", LoadMode::OpenLoop, SECONDS * SECOND, SECOND)
     };
     Loaded {
         source: "timer.json".into(),

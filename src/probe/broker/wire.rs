@@ -132,9 +132,6 @@ impl Conn {
             match crate::probe::connect::connect_tcp(*addr, CONNECT_TIMEOUT.min(timeout), stop) {
                 Ok(stream) => {
                     stream.set_nodelay(true)?;
-                    // Writes block for a slice at most, then look at the
-                    // stop flag and the deadline (`write_until`).
-                    stream.set_write_timeout(Some(SLICE))?;
                     return Ok(Conn {
                         stream,
                         peer: address.to_string(),

@@ -310,8 +310,8 @@ mod tests {
     /// slow wake-ups in three intervals, most of their time on the run
     /// queue, some leaving `haltpoll idle`, some NET_RX.
     fn blamed_timer_run() -> RunFile {
+        use crate::model::LoadMode;
         use crate::model::blame::{BlameReport, IntervalBlame, SeriesBlame, Threshold};
-        use crate::model::{HostSnapshot, LoadMode, RUN_SCHEMA, Tool};
         const MS: u64 = 1_000_000;
         const US: u64 = 1_000;
         let interval = |index, slow, run_queue, idle, net_rx| {
@@ -329,28 +329,6 @@ mod tests {
             }
         };
         RunFile {
-            schema: RUN_SCHEMA.into(),
-            tool: Tool::this(),
-            probe: "timer".into(),
-            load: LoadMode::OpenLoop,
-            parameters: serde_json::Value::Null,
-            start_time: String::new(),
-            start_unix_ns: 0,
-            start_at_unix_ns: None,
-            labels: Default::default(),
-            duration_ns: 3_000 * MS,
-            interval_ns: 1_000 * MS,
-            interrupted: false,
-            host: HostSnapshot::default(),
-            faults: Default::default(),
-            warnings: Vec::new(),
-            series: Vec::new(),
-            summary: Vec::new(),
-            host_counters: None,
-            disk: None,
-            broker: None,
-            kernel: None,
-            offered: None,
             blame: Some(BlameReport {
                 threshold: Threshold::PreviousP99,
                 series: vec![SeriesBlame {
@@ -368,8 +346,7 @@ mod tests {
                 steal_resolution: String::new(),
                 monotonic_start_ns: 0,
             }),
-            observers: Vec::new(),
-            integrity: None,
+            ..RunFile::empty("timer", LoadMode::OpenLoop, 3_000 * MS, 1_000 * MS)
         }
     }
 
