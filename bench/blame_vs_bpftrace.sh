@@ -22,16 +22,30 @@
 # /proc/PID/schedstat and delay accounting report) from one switch out to
 # the next, read by bpftrace at the switch out; the kernel stamps a wait
 # with its run-queue clock at the enqueue and at the start of the switch,
-# where the two tools stamp when their programs run. The gap between two
-# of bpftrace's own programs on one switch is printed too: the resolution
-# of its stamps.
+# where the two tools stamp when their programs run.
+#
+# bpftrace's script is one program per tracepoint that reads the clock
+# first and then compares the thread id (given as $1, read from /proc once
+# cauda has started its thread): several programs on one tracepoint, or
+# string compares of comm before the clock, put microseconds between its
+# stamps of one event (earlier versions of this script: 0.8-9.4 us).
+# A switch out is a wait when the thread was preempted or still runnable:
+# the tracepoint reports a preempted task's state as TASK_REPORT_MAX
+# (0x100, "R+"), so a state of 0 in its low eight bits (earlier versions
+# asked for 0 and missed every preemption).
+#
+# The wake-ups whose wait lies more than 2 us from bpftrace's are listed
+# with their vectors, bpftrace's waits and the kernel's.
 #
 # Usage: bench/blame_vs_bpftrace.sh [CAUDA] [RUNTIME]; needs root, bpftrace,
-# python3, chrt, taskset. Prints the figures; writes nothing outside a
-# temporary directory.
+# python3, chrt, taskset. RUNTIME (default 45s) long enough for 100 slow
+# wake-ups after bpftrace attached. FIRST=bpftrace attaches bpftrace first
+# (matching the thread by name): cauda's stamps then come after bpftrace's
+# programs. Prints the figures; writes nothing outside a temporary
+# directory (KEEP=1 keeps it).
 set -euo pipefail
 cauda=${1:-target/release/cauda}
-runtime=${2:-15s}
+runtime=${2:-45s}
 command -v bpftrace >/dev/null || { echo "needs bpftrace (apt-get install bpftrace)" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "needs root" >&2; exit 2; }
 tmp=$(mktemp -d)
@@ -47,35 +61,51 @@ while time.monotonic() < end:
     time.sleep(0.007)
 EOF
 cat >"$tmp/runq.bt" <<'EOF'
-tracepoint:sched:sched_waking /args->comm == "cauda-timer-0"/ { @waking[args->pid] = nsecs; }
-tracepoint:sched:sched_wakeup /args->comm == "cauda-timer-0"/ { @wakeup[args->pid] = nsecs; }
-tracepoint:sched:sched_switch /args->prev_comm == "cauda-timer-0" && args->prev_state == 0/ {
-    @waking[args->prev_pid] = nsecs; @wakeup[args->prev_pid] = nsecs;
-}
-tracepoint:sched:sched_switch /args->next_comm == "cauda-timer-0" && @waking[args->next_pid]/ {
-    @wait[nsecs] = (@waking[args->next_pid], @wakeup[args->next_pid]);
-    delete(@waking[args->next_pid]); delete(@wakeup[args->next_pid]);
-}
-tracepoint:sched:sched_switch /args->next_comm == "cauda-timer-0"/ { @lastin[args->next_pid] = nsecs; }
-tracepoint:sched:sched_switch /args->prev_comm == "cauda-timer-0"/ {
-    $delay = curtask->sched_info.run_delay;
-    if (@delay[args->prev_pid] > 0) {
-        @kernel[@lastin[args->prev_pid]] = $delay - @delay[args->prev_pid];
+tracepoint:sched:sched_waking { $t = nsecs; if (WOKEN_IS) { @waking = $t; } }
+tracepoint:sched:sched_wakeup { $t = nsecs; if (WOKEN_IS) { @wakeup = $t; } }
+tracepoint:sched:sched_switch {
+    $t = nsecs;
+    if (PREV_IS) {
+        if ((args->prev_state & 0xff) == 0) { @waking = $t; @wakeup = $t; }
+        $delay = curtask->sched_info.run_delay;
+        if (@delay > 0) { @kernel[@lastin] = $delay - @delay; }
+        @delay = $delay;
     }
-    @delay[args->prev_pid] = $delay;
+    if (NEXT_IS) {
+        if (@waking > 0) { @wait[$t] = (@waking, @wakeup); @waking = 0; @wakeup = 0; }
+        @lastin = $t;
+    }
 }
 EOF
 taskset -c 1 chrt -f 10 python3 "$tmp/hog.py" & hog=$!
-# cauda first, bpftrace a second later: programs on one tracepoint run in
-# the order they were attached, and each stamps its time when it runs, so
-# the later one's stamps come after the earlier one's work. cauda's
-# programs take a fraction of a microsecond; bpftrace's (string compares,
-# hash maps of tuples) about 3 us, which attached first put into every
-# wait cauda measured. Only wake-ups due after bpftrace's first recorded
-# wait are compared.
-"$cauda" timer --cpus 1 --runtime "$runtime" --kernel blame -q -o "$tmp/run.json" & run=$!
-sleep 1
-BPFTRACE_MAP_KEYS_MAX=200000 bpftrace "$tmp/runq.bt" >"$tmp/waits.txt" 2>"$tmp/bpftrace.err" & trace=$!
+if [[ ${FIRST:-cauda} == bpftrace ]]; then
+    # bpftrace first (FIRST=bpftrace), matching the thread by its name
+    # (after the clock read): its programs then run before cauda's, and
+    # its stamps come first at both ends of a wait.
+    sed -e 's/WOKEN_IS/args->comm == "cauda-timer-0"/' -e 's/PREV_IS/args->prev_comm == "cauda-timer-0"/' \
+        -e 's/NEXT_IS/args->next_comm == "cauda-timer-0"/' "$tmp/runq.bt" >"$tmp/runq-first.bt"
+    BPFTRACE_MAP_KEYS_MAX=200000 bpftrace "$tmp/runq-first.bt" >"$tmp/waits.txt" 2>"$tmp/bpftrace.err" & trace=$!
+    for _ in $(seq 200); do grep -q Attaching "$tmp/waits.txt" && break; sleep 0.05; done
+    sleep 0.5
+    "$cauda" timer --cpus 1 --runtime "$runtime" --kernel blame -q -o "$tmp/run.json" & run=$!
+else
+    # cauda first, bpftrace once cauda's timer thread exists (matched by
+    # its id, $1): programs on one tracepoint run in the order they were
+    # attached, and each stamps its time when it runs, so bpftrace's stamps
+    # come after cauda's programs at both ends of a wait. Only wake-ups due
+    # after bpftrace's first recorded wait are compared.
+    "$cauda" timer --cpus 1 --runtime "$runtime" --kernel blame -q -o "$tmp/run.json" & run=$!
+    tid=
+    for _ in $(seq 100); do
+        tid=$(grep -lx cauda-timer-0 /proc/$run/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5) || true
+        [[ -n $tid ]] && break
+        sleep 0.05
+    done
+    [[ -n $tid ]] || { echo "cauda's timer thread did not start" >&2; exit 1; }
+    sed -e 's/WOKEN_IS/args->pid == $1/' -e 's/PREV_IS/args->prev_pid == $1/' \
+        -e 's/NEXT_IS/args->next_pid == $1/' "$tmp/runq.bt" >"$tmp/runq-tid.bt"
+    BPFTRACE_MAP_KEYS_MAX=200000 bpftrace "$tmp/runq-tid.bt" "$tid" >"$tmp/waits.txt" 2>"$tmp/bpftrace.err" & trace=$!
+fi
 wait $run
 kill -INT $trace; wait $trace 2>/dev/null || true
 kill $hog 2>/dev/null || true
@@ -98,19 +128,15 @@ for line in open(sys.argv[2]):
         kernel.append((int(m.group(1)), int(m.group(2))))
 waits.sort(key=lambda w: w[2])
 switches = [w[2] for w in waits]
-kernel.sort()
-kernel_at = [k[0] for k in kernel]
-gaps = []
+kernel_by_switch = dict(kernel)
 
 
 def kernel_wait(switch):
-    """The kernel's wait for the switch bpftrace stamped at `switch` (its
-    other program stamped the same switch a little later)."""
-    i = bisect.bisect_left(kernel_at, switch)
-    if i == len(kernel_at) or kernel_at[i] - switch > 50_000:
-        return None
-    gaps.append(kernel_at[i] - switch)
-    return kernel[i][1]
+    """The kernel's wait ending at the switch bpftrace stamped at `switch`
+    (the same program stamped both)."""
+    return kernel_by_switch.get(switch)
+
+
 t0 = blame["monotonic_start_ns"]
 single, backlog, unmatched, diffs_waking, diffs_wakeup, diffs_with = 0, 0, 0, [], [], []
 diffs_runnable, diffs_runnable_waking = [], []
@@ -141,6 +167,7 @@ for op in blame["slowest"]:
     interrupted = sum(v for k, v in op["causes"].items()
                       if k.split(".")[0] in ("irq", "softirq", "steal"))
     kernel_waits = [kernel_wait(w[2]) for w in inside]
+    theirs = None
     if None not in kernel_waits:
         theirs = sum(min(k, w[2] - start) for k, w in zip(kernel_waits, inside))
         diffs_kernel.append(abs(waited - theirs))
@@ -151,7 +178,9 @@ for op in blame["slowest"]:
     diffs_with.append(abs(ours + interrupted - wakeup))
     diffs_runnable_waking.append(abs(waited - waking))
     diffs_runnable.append(abs(waited - wakeup))
-    rows.append((op["latency_ns"], waited, ours, interrupted, waking, wakeup))
+    rows.append((op["latency_ns"], waited, ours, interrupted, waking, wakeup, len(inside),
+                 op["causes"].get("unexplained", 0), op["causes"],
+                 [(w[1] - start, w[2] - start) for w in inside], kernel_waits))
 print(f"slowest kept: {len(blame['slowest'])}; before bpftrace attached: {before}; compared: {single}; "
       f"backlog (due while an earlier wake-up still waited or ran, no wait of their own): "
       f"{backlog}")
@@ -178,9 +207,17 @@ if single:
               f"{within(diffs_bpftrace_kernel)}/{len(diffs_bpftrace_kernel)}, median |diff| "
               f"{statistics.median(diffs_bpftrace_kernel)/1000:.2f} us, "
               f"max {max(diffs_bpftrace_kernel)/1000:.2f} us")
-        print(f"bpftrace's two programs on one switch stamp it {min(gaps)/1000:.2f}-{max(gaps)/1000:.2f} us "
-              f"apart (median {statistics.median(gaps)/1000:.2f} us)")
-    print("slowest five (latency, runnable, run_queue, interrupts, bpftrace waking->switch, wakeup->switch), us:")
-    for r in sorted(rows, reverse=True)[:5]:
-        print("  " + "  ".join(f"{x/1000:9.1f}" for x in r))
+    head = ("(latency, runnable, run_queue, interrupts, bpftrace waking->switch, wakeup->switch, "
+            "unexplained, us; bpftrace's waits in the window)")
+    show = lambda r: "  " + "  ".join(f"{x/1000:9.1f}" for x in r[:6] + r[7:8]) + f"  {r[6]}"
+    print(f"slowest five {head}:")
+    for r in sorted(rows, key=lambda r: r[0], reverse=True)[:5]:
+        print(show(r))
+    apart = [r for r in rows if abs(r[1] - r[5]) > 2000]
+    if apart:
+        print(f"runnable_ns more than 2 us from bpftrace's wakeup->switch {head}:")
+        for r in sorted(apart, key=lambda r: r[0], reverse=True):
+            print(show(r) + "\n    its vector, ns: " + json.dumps(r[8])
+                  + "\n    bpftrace's waits (wakeup, switch in), ns after its start: " + str(r[9])
+                  + "; the kernel's (run_delay), ns: " + str(r[10]))
 EOF
