@@ -5,8 +5,8 @@ It speaks just enough of the protocol for a run: ApiVersions (offering
 each API cauda needs at one old, non-flexible version), Metadata (one
 broker, itself, and the topic asked for with one partition it leads),
 DescribeConfigs (none), ListOffsets (offset 0), Produce (every record
-acknowledged) and Fetch (empty, after 200 ms). MODE says what it does
-wrong, and when:
+acknowledged; with acks=0 no response, as Kafka sends none) and Fetch
+(empty, after 200 ms). MODE says what it does wrong, and when:
 
   ok                     nothing
   huge-apiversions       an ApiVersions reply claiming 2^31 API keys in 12 bytes
@@ -28,6 +28,8 @@ wrong, and when:
                          have the same address (one leader address)
   slow-produce           each Produce answered after 1.5 s, from 1 s into measuring
   close-produce          the connection closed at a Produce, 1 s into measuring
+  stop-reading           a connection that sends Produce is no longer read (nor
+                         closed), 1 s into measuring: the producer's writes block
 
 "1 s into measuring" is 1 s after the first Fetch (consumers start
 fetching once the producers' warm-up is done).
@@ -172,6 +174,11 @@ class Broker:
                 time.sleep(1.5)
             if m == "close-produce" and self.measuring_for(1.0):
                 raise ConnectionError("closed on cue")
+            if m == "stop-reading" and self.measuring_for(1.0):
+                while True:
+                    time.sleep(3600)
+            if produce_acks(body) == 0:
+                return None
             parts = [i32(p) + i16(0) + i64(0) + i64(-1) for p in produced_partitions(body)]
             return frame(array([string(b"fake") + array(parts)]) + i32(0))
         if api == 1:  # Fetch v4
@@ -193,6 +200,20 @@ class Broker:
         if api == 20:  # DeleteTopics v1
             return frame(i32(0) + array([string(b"fake") + i16(0)]))
         return None
+
+
+def produce_acks(body: bytes) -> int:
+    """The acks of a Produce v3 request (BODY, from its header); 1 when it
+    cannot be read."""
+    try:
+        at = 8
+        for _ in range(2):  # client id, transactional id
+            (n,) = struct.unpack_from(">h", body, at)
+            at += 2 + max(n, 0)
+        (acks,) = struct.unpack_from(">h", body, at)
+        return acks
+    except struct.error:
+        return 1
 
 
 def produced_partitions(body: bytes) -> list[int]:

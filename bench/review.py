@@ -1913,6 +1913,9 @@ def class10():
          ["--timeout", "2s"], 0, re.compile(r"DELIVERY_TIMEOUT"), 3 + 2 + 4, True)
     case("Produce unanswered from 1 s, default --timeout 30s", "silent-produce", [], 0,
          re.compile(r"DELIVERY_TIMEOUT"), 3 + 30 + 4, True, timeout=60)
+    case("acks=0, the connection no longer read from 1 s: at this rate the socket's buffers take every "
+         "record, which is then never consumed (what acks=0 risks)", "stop-reading", ["--acks", "0", "--timeout", "2s"],
+         0, re.compile(r"sent but never consumed"), 3 + 2 + 4, True)
     # the advice on the failures names those that happened (NOT_SENT among them)
     doc = json.load(open(os.path.join(d, "silent-produce.json")))
     errors = doc["broker"]["records"]["errors"]
@@ -4183,8 +4186,9 @@ def class19():
     fake("slow", "fake slow-produce (1.5 s per request): 10M/s", "slow-produce", [], want="due")
     fake("silent", "fake silent-produce: 10M/s", "silent-produce", [], want="due")
     fake("size1m", "fake ok: 10M/s --size 1000000 (1 record per request)", "ok", ["--size", "1000000"], want="due")
-    fake("acks0", "fake ok: 10M/s --acks 0 (the fake answers acks=0 requests, which Kafka never does: exit 1)",
-         "ok", ["--acks", "0"], want_code=1, count_due=False)
+    fake("acks0", "fake ok: 10M/s --acks 0 (no response, as Kafka sends none)", "ok", ["--acks", "0"], want="due")
+    fake("acks0-stop", "fake stop-reading (writes block from 1 s): 10M/s --acks 0, exit 1 naming the broker",
+         "stop-reading", ["--acks", "0"], want_code=1, count_due=False)
     fake("bb256m", "fake ok: 10M/s --batch-bytes 256m (no max.message.bytes reported)", "ok",
          ["--batch-bytes", "256m"], want="due")
     fake("close", "fake close-produce (connection closed 1 s in): 10M/s, exit 1", "close-produce", [],

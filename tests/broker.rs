@@ -1018,6 +1018,46 @@ fn a_rate_far_beyond_the_producer_or_the_broker_names_one_of_them() {
 }
 
 #[test]
+fn acks_0_gets_no_response_and_a_broker_that_stops_reading_holds_the_producer() {
+    // With acks=0 Kafka sends no response: the fake broker now sends none
+    // either (it answered, which cauda refuses, so only real Kafka ran
+    // acks=0). Every record is sent and none acknowledged.
+    let (output, _, run) = against("ok", &["--acks", "0"]);
+    common::ended(&output, 0, &["acks=0"]);
+    let run = run.unwrap();
+    let r = records(&run);
+    assert!(n(r, "sent") >= 290, "{r}");
+    assert_eq!(n(r, "acked"), 0, "{r}");
+    assert_eq!(n(r, "unacknowledged"), n(r, "sent"), "{r}");
+    assert_accounted_sent(r);
+    assert_eq!(run["offered"]["held_ns"], 0, "{}", run["offered"]);
+
+    // A broker that stops reading 1 s into measuring: the producer's writes
+    // block, which is the broker holding it (the send buffer full), until
+    // a write has waited --timeout (at least 5 s): the run fails, naming
+    // the broker, with what was measured saved and the broker named as the
+    // limit, not the producer.
+    let args = ["--acks", "0", "--runtime", "4s", "--timeout", "2s"];
+    let (output, _, run) = absurd("stop-reading", &args, None);
+    common::ended(
+        &output,
+        1,
+        &["did not take its Produce request within 5s", "saved in"],
+    );
+    let offered = &run["offered"];
+    let held = offered["held_ns"].as_u64().unwrap();
+    assert!(
+        held * 2 > offered["span_ns"].as_u64().unwrap(),
+        "{offered}"
+    );
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), run.to_string()).unwrap();
+    let load = &common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"];
+    assert!(load["generator_fell_behind"].is_null(), "{load}");
+    assert!(load["saturated"].is_string(), "{load}");
+}
+
+#[test]
 fn a_stop_mid_backlog_counts_every_record_due_until_then() {
     // Interrupted while a request is written, the records still in the
     // schedule were not counted at all (sent 1.1M of 14M due). Run beside
