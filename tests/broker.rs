@@ -1046,10 +1046,7 @@ fn acks_0_gets_no_response_and_a_broker_that_stops_reading_holds_the_producer() 
     );
     let offered = &run["offered"];
     let held = offered["held_ns"].as_u64().unwrap();
-    assert!(
-        held * 2 > offered["span_ns"].as_u64().unwrap(),
-        "{offered}"
-    );
+    assert!(held * 2 > offered["span_ns"].as_u64().unwrap(), "{offered}");
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), run.to_string()).unwrap();
     let load = &common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"];

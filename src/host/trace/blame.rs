@@ -32,10 +32,10 @@ pub const SOFTIRQS: [&str; 10] = [
 /// Idle states told apart in a vector.
 pub const IDLE_STATES: usize = 8;
 
-const RUNNING: usize = 1;
-const RUNNABLE: usize = 2;
-const BLOCKED: usize = 3;
-const BLOCKED_TIMER: usize = 4;
+pub(super) const RUNNING: usize = 1;
+pub(super) const RUNNABLE: usize = 2;
+pub(super) const BLOCKED: usize = 3;
+pub(super) const BLOCKED_TIMER: usize = 4;
 
 /// A task that held a waiting thread's CPU (`struct holder`).
 #[repr(C)]
@@ -61,32 +61,32 @@ pub struct Counters {
     /// The operation's intended start (written by the thread).
     pub window: u64,
     seq: u64,
-    since: u64,
+    pub(super) since: u64,
     steal_since: u64,
-    state: u32,
+    pub(super) state: u32,
     prev_state: u32,
     /// The CPU it last ran on, or waits on.
     pub cpu: u32,
     /// 1 + the idle state of the last idle exit counted.
     pub idle_state: u32,
-    time: [u64; 8],
-    stolen: [u64; 8],
+    pub(super) time: [u64; 8],
+    pub(super) stolen: [u64; 8],
     irq_ns: u64,
     irq_slot_ns: [u64; IRQ_SLOTS],
     /// 1 + the IRQ numbers of the first four IRQs seen on its CPU.
     pub irq: [u32; IRQ_SLOTS],
-    softirq_ns: [u64; 10],
-    idle_exit_ns: u64,
+    pub(super) softirq_ns: [u64; 10],
+    pub(super) idle_exit_ns: u64,
     steal_ns: u64,
-    block_queue_ns: u64,
-    block_device_ns: u64,
-    requests: u64,
+    pub(super) block_queue_ns: u64,
+    pub(super) block_device_ns: u64,
+    pub(super) requests: u64,
     faults: u64,
     holder_seq: u64,
     /// Wake-ups that found it running with no switch to it traced.
     pub missed: u64,
-    runnable_since: u64,
-    blocked_since: u64,
+    pub(super) runnable_since: u64,
+    pub(super) blocked_since: u64,
     left_to: u32,
     /// 1 + the pids of the first tasks it had switched out to before a
     /// switch back to it went untraced (0: none).
@@ -321,65 +321,6 @@ pub fn vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Ve
     }
 }
 
-/// The vector of an operation due before the one before it ended (a
-/// backlog): its start reading is that earlier operation's, so the
-/// counters cover more than its window. Its own window's running, run-queue
-/// and blocked spans come from when the thread last blocked, became
-/// runnable and ran (`end`); the interrupt-like causes are shared out in
-/// proportion to the window, and the parts fitted to the latency.
-pub fn backlog_vector(start: &Counters, end: &Counters, now: u64, latency_ns: u64) -> Vector {
-    let mut v = vector(start, end, now, latency_ns);
-    let from = now.saturating_sub(latency_ns);
-    // A switch the kernel did not trace makes the spans untrustworthy: the
-    // proportional vector keeps that time unexplained.
-    if end.state as usize != RUNNING || end.since == 0 || end.missed != start.missed {
-        return v;
-    }
-    let ran = end.since;
-    let running = now.saturating_sub(ran.max(from));
-    let runnable = if end.runnable_since > 0 && end.runnable_since <= ran {
-        ran.saturating_sub(end.runnable_since.max(from))
-    } else {
-        0
-    };
-    let blocked = if end.blocked_since > 0 && end.blocked_since <= end.runnable_since {
-        end.runnable_since
-            .min(ran)
-            .saturating_sub(end.blocked_since.max(from))
-    } else {
-        0
-    };
-    // What the spans do not cover (earlier states) stays where the
-    // proportional vector put it; the spans replace their parts.
-    let interrupted: u64 = (part::IRQ..part::TIMER)
-        .chain([part::STEAL])
-        .map(|i| v.parts[i])
-        .sum();
-    v.parts[part::RUNNING] = running;
-    v.parts[part::RUN_QUEUE] = runnable.saturating_sub(interrupted);
-    v.runnable = runnable.min(latency_ns);
-    let asleep = [
-        part::TIMER,
-        part::BLOCK_QUEUE,
-        part::BLOCK_DEVICE,
-        part::BLOCKED,
-    ];
-    let had: u64 = asleep.iter().map(|&i| v.parts[i]).sum();
-    for i in asleep {
-        v.parts[i] = if had == 0 {
-            0
-        } else {
-            (u128::from(v.parts[i]) * u128::from(blocked) / u128::from(had)) as u64
-        };
-    }
-    if had == 0 {
-        v.parts[part::BLOCKED] = blocked;
-    }
-    v.parts[part::UNEXPLAINED] = 0;
-    fit(&mut v.parts, latency_ns);
-    v
-}
-
 /// `x`, one of parts that add up to `of`, scaled so that they add up to
 /// `to` where `of` is more (the parts are kept as they are otherwise).
 pub fn scaled_down(x: u64, of: u64, to: u64) -> u64 {
@@ -392,7 +333,7 @@ pub fn scaled_down(x: u64, of: u64, to: u64) -> u64 {
 
 /// Scales the parts down to `latency_ns` where they add up to more, and
 /// puts what they do not explain into `unexplained`.
-fn fit(parts: &mut [u64; part::PARTS], latency_ns: u64) {
+pub(super) fn fit(parts: &mut [u64; part::PARTS], latency_ns: u64) {
     let total: u64 = parts.iter().sum();
     if total > latency_ns {
         let mut left = latency_ns;
@@ -529,24 +470,6 @@ mod tests {
         assert_eq!(v.parts.iter().sum::<u64>(), 500);
         let quiet = vector(&at(0, 0), &at(0, 0), 2_000, 1_000);
         assert_eq!(quiet.parts[part::UNEXPLAINED], 1_000);
-    }
-
-    #[test]
-    fn a_backlogged_operation_gets_its_own_part_of_the_wait() {
-        // The first operation was due at 1,000; the thread slept until a
-        // timer at 1,100, waited runnable until 9,000, runs since. The
-        // next one was due at 2,000: its window holds 7,000 of the wait
-        // and 50 of running.
-        let start = at(BLOCKED, 500);
-        let mut end = at(RUNNING, 9_000);
-        end.time[BLOCKED_TIMER] = 100;
-        end.time[RUNNABLE] = 7_900;
-        end.runnable_since = 1_100;
-        end.blocked_since = 500;
-        let v = backlog_vector(&start, &end, 9_050, 7_050);
-        assert_eq!(v.parts[part::RUN_QUEUE], 7_000);
-        assert_eq!(v.parts[part::RUNNING], 50);
-        assert_eq!(v.parts.iter().sum::<u64>(), 7_050);
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! run's intervals, [`report`] says what was counted and missed, and `sys`
 //! holds the aya calls and the shared mapping.
 
+pub mod backlog;
 pub mod blame;
 pub mod grid;
 mod programs;

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use super::destination::Destination;
 use super::plan::{Blamed, Plan};
 use crate::host::trace::Tracer;
+use crate::host::trace::backlog;
 use crate::host::trace::blame::{self, Counters, Vector, part};
 use crate::record::{OpHook, Recorder, SeriesId};
 
@@ -215,6 +216,8 @@ pub struct Hook {
     tid: u32,
     cell: blame::Cell,
     start: Counters,
+    /// The reading when a backlogged operation's window opened.
+    opened: Counters,
     open: Option<u64>,
     /// When the last operation ended: an operation intended before it is
     /// late (a backlog), and its window opened while the last one ran.
@@ -237,6 +240,7 @@ impl Hook {
             tid,
             cell,
             start: Counters::default(),
+            opened: Counters::default(),
             open: None,
             last_end_ns: 0,
             backlog: false,
@@ -281,7 +285,7 @@ impl Hook {
     fn keep(&mut self, now_ns: u64, counted_ns: u64, series: SeriesId, value_ns: u64) {
         let end = self.cell.read();
         let mut vector = if self.backlog {
-            blame::backlog_vector(&self.start, &end, now_ns, value_ns)
+            backlog::backlog_vector(&self.start, &self.opened, &end, now_ns, value_ns)
         } else {
             blame::vector(&self.start, &end, now_ns, value_ns)
         };
@@ -333,11 +337,13 @@ impl OpHook for Hook {
         }
         self.cell.open(intended_ns);
         // Due before the last one ended (a backlog): the last one's start
-        // stays the start, and its own part of the wait is found from when
-        // the thread last blocked, became runnable and ran
-        // (`blame::backlog_vector`).
+        // stays the start, and the counters now (its window open, the
+        // thread running) split its own window at this reading
+        // (`backlog::backlog_vector`).
         self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
-        if !self.backlog {
+        if self.backlog {
+            self.cell.read_head_into(&mut self.opened);
+        } else {
             self.cell.read_head_into(&mut self.start);
         }
         self.open = Some(intended_ns);
