@@ -16,6 +16,7 @@ Usage: check_metadata.py DIR        Requires: pip install pyarrow
 import json
 import sys
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -43,9 +44,14 @@ def table(path):
                 problems.append(f"group {g} {name}: null count {st and st.null_count} != {want_nulls}")
             if values.null_count == len(values):
                 continue
-            mm = pc.min_max(values).as_py()
-            if not st.has_min_max or (st.min, st.max) != (mm["min"], mm["max"]):
-                got = (st.min, st.max) if st.has_min_max else None
+            # Timestamps compare as their stored integers: as Python values
+            # a nanosecond timestamp needs pandas (pyarrow refuses to round
+            # it to datetime's microseconds).
+            stamps = pa.types.is_timestamp(values.type)
+            mm = pc.min_max(values.cast(pa.int64()) if stamps else values).as_py()
+            bounds = (st.min_raw, st.max_raw) if stamps else (st.min, st.max)
+            if not st.has_min_max or bounds != (mm["min"], mm["max"]):
+                got = bounds if st.has_min_max else None
                 problems.append(f"group {g} {name}: bounds {got} != {(mm['min'], mm['max'])}")
     return {
         "rows": meta.num_rows,
