@@ -11,8 +11,8 @@
 # (woken or preempted -> running) bpftrace saw end inside its window,
 # clamped to it, are added up, and the script prints how far cauda's wait
 # lies from them, and how many are within 2 us (a wake-up due while an
-# earlier one still waited has no wait of its own: a backlog, counted
-# apart). cauda's wait is the operation's `runnable_ns`, the whole time
+# earlier one still ran, with no switch to the thread inside its window,
+# has no wait of its own: counted apart as "backlog"). cauda's wait is the operation's `runnable_ns`, the whole time
 # it was runnable, which its vector splits into `run_queue` and what ran
 # on the CPU meanwhile (interrupts, the idle exit, steal); the net
 # `run_queue` is compared too.
@@ -49,7 +49,8 @@ runtime=${2:-45s}
 command -v bpftrace >/dev/null || { echo "needs bpftrace (apt-get install bpftrace)" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "needs root" >&2; exit 2; }
 tmp=$(mktemp -d)
-trap 'kill $hog $trace 2>/dev/null || true; [[ -n ${KEEP:-} ]] || rm -rf "$tmp"' EXIT
+hog= trace= run=
+trap 'kill $hog $trace $run 2>/dev/null || true; [[ -n ${KEEP:-} ]] || rm -rf "$tmp"' EXIT
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 
 cat >"$tmp/hog.py" <<'EOF'
@@ -182,7 +183,7 @@ for op in blame["slowest"]:
                  op["causes"].get("unexplained", 0), op["causes"],
                  [(w[1] - start, w[2] - start) for w in inside], kernel_waits))
 print(f"slowest kept: {len(blame['slowest'])}; before bpftrace attached: {before}; compared: {single}; "
-      f"backlog (due while an earlier wake-up still waited or ran, no wait of their own): "
+      f"backlog (due while an earlier wake-up still ran, no wait in its window): "
       f"{backlog}")
 if single:
     within = lambda d: sum(1 for x in d if x <= 2000)

@@ -1913,9 +1913,6 @@ def class10():
          ["--timeout", "2s"], 0, re.compile(r"DELIVERY_TIMEOUT"), 3 + 2 + 4, True)
     case("Produce unanswered from 1 s, default --timeout 30s", "silent-produce", [], 0,
          re.compile(r"DELIVERY_TIMEOUT"), 3 + 30 + 4, True, timeout=60)
-    case("acks=0, the connection no longer read from 1 s: at this rate the socket's buffers take every "
-         "record, which is then never consumed (what acks=0 risks)", "stop-reading", ["--acks", "0", "--timeout", "2s"],
-         0, re.compile(r"sent but never consumed"), 3 + 2 + 4, True)
     # the advice on the failures names those that happened (NOT_SENT among them)
     doc = json.load(open(os.path.join(d, "silent-produce.json")))
     errors = doc["broker"]["records"]["errors"]

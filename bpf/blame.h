@@ -29,6 +29,7 @@
 #define IRQ_SLOTS 4
 #define SOFTIRQS 10
 #define SUSPECTS 3
+#define TRAIL 8
 
 /* A thread's state, as counted (the index into time[] and stolen[]). */
 enum thread_state {
@@ -50,6 +51,13 @@ struct holder {
 	__u32 pid;
 	__u32 pad;
 	char comm[16];
+};
+
+/* The end of one of a thread's spans in a state (its trail). */
+struct span_end {
+	__u64 at;    /* the span ended then, and the next began */
+	__u32 state; /* as counted (STATE_UNKNOWN: in no state, a switch went untraced) */
+	__u32 pad;
 };
 
 /* One probe thread's counters, shared with user space (the layout is
@@ -92,6 +100,11 @@ struct cauda_blame {
 	__u32 suspect[SUSPECTS];
 	__u64 suspect_missed[SUSPECTS];
 	struct holder holders[HOLDERS];
+	/* The ends of its last TRAIL spans (trail_n written in all): the
+	 * spans inside a backlogged operation's window that ended before
+	 * the window opened. */
+	__u64 trail_n;
+	struct span_end trail[TRAIL];
 };
 
 /* What each CPU is doing, for the per-CPU causes. */
@@ -235,6 +248,17 @@ static __always_inline __u64 take(struct cauda_blame *b, __u64 from, __u64 to)
 	return to - lo;
 }
 
+/* The span the thread was in `state` ended at `at`. */
+static __always_inline void trail_push(struct cauda_blame *b, __u32 state, __u64 at)
+{
+	__u64 n = b->trail_n;
+	struct span_end *e = &b->trail[n & (TRAIL - 1)];
+
+	e->at = at;
+	e->state = state;
+	b->trail_n = n + 1;
+}
+
 /* The thread enters `state` at `now`: its time in the state it leaves is
  * counted (inside the window), with the steal clock's advance meanwhile. */
 static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, __u32 state,
@@ -259,6 +283,9 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 			__sync_fetch_and_add(&b->steal_ns, stolen);
 			__sync_fetch_and_add(&b->stolen[left & 7], stolen);
 		}
+		trail_push(b, left, now);
+	} else {
+		trail_push(b, STATE_UNKNOWN, now);
 	}
 	b->prev_state = b->state == STATE_UNKNOWN ? state : b->state;
 	b->state = state;
@@ -286,6 +313,7 @@ static __always_inline void repair(struct cauda_blame *b, struct task_struct *t,
 			break;
 		}
 	}
+	trail_push(b, STATE_UNKNOWN, now);
 	b->prev_state = STATE_RUNNING;
 	b->state = STATE_RUNNING;
 	b->since = now;

@@ -23,6 +23,8 @@ pub const THREADS: usize = super::sys::BLAME_THREADS;
 pub const HOLDERS: usize = 8;
 /// Tasks named per thread as run before untraced switches (`SUSPECTS`).
 pub const SUSPECTS: usize = 3;
+/// The ends of a thread's last spans kept (`TRAIL`).
+pub const TRAIL: usize = 8;
 /// IRQs told apart per thread (`IRQ_SLOTS`); the rest are `irq.other`.
 pub const IRQ_SLOTS: usize = 4;
 /// Softirq kinds, in the kernel's order.
@@ -32,6 +34,8 @@ pub const SOFTIRQS: [&str; 10] = [
 /// Idle states told apart in a vector.
 pub const IDLE_STATES: usize = 8;
 
+/// A trail's span in no state: a switch to the thread went untraced.
+pub(super) const UNKNOWN: usize = 0;
 pub(super) const RUNNING: usize = 1;
 pub(super) const RUNNABLE: usize = 2;
 pub(super) const BLOCKED: usize = 3;
@@ -52,6 +56,17 @@ pub struct Holder {
     pad: u32,
     /// Its command name, NUL-padded.
     pub comm: [u8; 16],
+}
+
+/// The end of one of a thread's spans in a state (`struct span_end`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SpanEnd {
+    /// The span ended then (and the next began).
+    pub(super) at: u64,
+    /// Its state, as counted ([`UNKNOWN`]: in none).
+    pub(super) state: u32,
+    pub(super) pad: u32,
 }
 
 /// One thread's counters (`struct cauda_blame`), all ns unless said.
@@ -94,6 +109,9 @@ pub struct Counters {
     /// How many untraced switches came after switching to each.
     pub suspect_missed: [u64; SUSPECTS],
     holders: [Holder; HOLDERS],
+    /// How many span ends were written, the last [`TRAIL`] in `trail`.
+    pub(super) trail_n: u64,
+    pub(super) trail: [SpanEnd; TRAIL],
 }
 
 // The C struct's size; a mismatch would read garbage. The copies go by
@@ -211,6 +229,12 @@ impl Cell {
     #[inline]
     pub fn read(&self) -> Counters {
         self.copy(std::mem::size_of::<Counters>() / 8)
+    }
+
+    /// The counters now, written over `into` in place.
+    #[inline]
+    pub fn read_into(&self, into: &mut Counters) {
+        self.copy_into(into, std::mem::size_of::<Counters>() / 8);
     }
 
     /// The counters now without the culprits' ring (half the copy: what an

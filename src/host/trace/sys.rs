@@ -30,7 +30,7 @@ pub const BUCKETS: usize = 33_792;
 /// Probe threads the kernel keeps blame counters for (`BLAME_THREADS`).
 pub const BLAME_THREADS: usize = 256;
 /// One thread's blame counters, bytes (`struct cauda_blame`).
-pub const BLAME_COUNTER_BYTES: usize = 816;
+pub const BLAME_COUNTER_BYTES: usize = 952;
 /// Places in the table of requests in flight (`REQUEST_BITS`), and the
 /// size of each (`struct req_times`: its first word is the request, 0 for
 /// a free place).
@@ -377,10 +377,23 @@ unsafe impl Sync for Mapping {}
 impl Mapping {
     fn of(ebpf: &Ebpf, name: &str, bytes: usize) -> Result<Mapping, String> {
         let map = ebpf.map(name).ok_or_else(|| format!("no {name} map"))?;
-        let fd = match map {
-            aya::maps::Map::Array(data) => data.fd().as_fd().as_raw_fd(),
+        let data = match map {
+            aya::maps::Map::Array(data) => data,
             _ => return Err(format!("the {name} map is not an array")),
         };
+        // The object's layout must be the one user space reads (a C struct
+        // changed without its Rust twin would be read as garbage).
+        let info = data
+            .info()
+            .map_err(|e| format!("cannot read the {name} map's size: {e}"))?;
+        let whole = info.value_size() as usize * info.max_entries() as usize;
+        if whole != bytes {
+            return Err(format!(
+                "the {name} map holds {whole} bytes, not the {bytes} this build reads: \
+                 bpf/cauda.bpf.o and src/host/trace do not match"
+            ));
+        }
+        let fd = data.fd().as_fd().as_raw_fd();
         let len = bytes.div_ceil(4096) * 4096;
         // SAFETY: a new shared mapping of a BPF_F_MMAPABLE array map's
         // values (its fd is valid while `ebpf` lives, and the mapping keeps

@@ -338,11 +338,11 @@ impl OpHook for Hook {
         self.cell.open(intended_ns);
         // Due before the last one ended (a backlog): the last one's start
         // stays the start, and the counters now (its window open, the
-        // thread running) split its own window at this reading
-        // (`backlog::backlog_vector`).
+        // thread running), with the trail of the thread's last spans, split
+        // its own window (`backlog::backlog_vector`).
         self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
         if self.backlog {
-            self.cell.read_head_into(&mut self.opened);
+            self.cell.read_into(&mut self.opened);
         } else {
             self.cell.read_head_into(&mut self.start);
         }
