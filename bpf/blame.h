@@ -126,6 +126,11 @@ struct cpu_blame {
 	__u32 in_timer;
 };
 
+/* The layout src/host/trace/blame.rs's `Counters` reads. */
+_Static_assert(__builtin_offsetof(struct cauda_blame, holders) == 432, "Counters.holders");
+_Static_assert(__builtin_offsetof(struct cauda_blame, trail_n) == 816, "Counters.trail_n");
+_Static_assert(sizeof(struct cauda_blame) == 952, "BLAME_COUNTER_BYTES");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -284,7 +289,8 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 			__sync_fetch_and_add(&b->stolen[left & 7], stolen);
 		}
 		trail_push(b, left, now);
-	} else {
+	} else if (b->since != now) {
+		/* (A repair at `now` already ended the span in no state.) */
 		trail_push(b, STATE_UNKNOWN, now);
 	}
 	b->prev_state = b->state == STATE_UNKNOWN ? state : b->state;

@@ -117,7 +117,8 @@ pub struct Counters {
 // The C struct's size; a mismatch would read garbage. The copies go by
 // 8-byte words.
 const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNTER_BYTES);
-const _: () = assert!(std::mem::offset_of!(Counters, holders) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(Counters, holders) == 432);
+const _: () = assert!(std::mem::offset_of!(Counters, trail_n) == 816);
 
 /// The part of a vector at each index (named in the run file by
 /// `probe::run::blame_report`).
@@ -239,7 +240,7 @@ impl Cell {
 
     /// The counters now without the culprits' ring (half the copy: what an
     /// operation's start needs), written over `into` in place (no
-    /// 776-byte value made and moved at every operation).
+    /// 952-byte value made and moved at every operation).
     #[inline]
     pub fn read_head_into(&self, into: &mut Counters) {
         self.copy_into(into, std::mem::offset_of!(Counters, holders) / 8);
