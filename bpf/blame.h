@@ -327,6 +327,14 @@ static __always_inline void repair(struct cauda_blame *b, struct task_struct *t,
 	__sync_fetch_and_add(&b->seq, 1);
 }
 
+/* Whether a blamed thread has ever run on this CPU or waits for it: a CPU
+ * no probe thread uses (another process's, a server's) needs no clock
+ * read at its idle transitions, interrupts and softirqs. */
+static __always_inline bool watched(struct cpu_blame *c)
+{
+	return c && (c->owner || c->waiter);
+}
+
 static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
 {
 	if (c->idle_since && !c->awake)
@@ -452,12 +460,13 @@ SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(blame_irq_entry, int irq, struct irqaction *action)
 {
 	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 
-	if (c) {
-		mark_awake(c, now);
-		c->irq_since = now;
-	}
+	if (!watched(c))
+		return 0;
+	now = bpf_ktime_get_ns();
+	mark_awake(c, now);
+	c->irq_since = now;
 	return 0;
 }
 
@@ -466,11 +475,12 @@ int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_blame *c = cpu_state(cpu);
-	__u64 now = bpf_ktime_get_ns(), ns;
+	__u64 now, ns;
 	struct cauda_blame *b;
 
 	if (!c || !c->irq_since)
 		return 0;
+	now = bpf_ktime_get_ns();
 	b = victim(c, cpu);
 	if (b) {
 		__sync_fetch_and_add(&b->seq, 1);
@@ -502,13 +512,14 @@ SEC("tp_btf/softirq_entry")
 int BPF_PROG(blame_softirq_entry, unsigned int vec)
 {
 	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now;
 
-	if (c) {
-		mark_awake(c, now);
-		c->softirq_since = now;
-		c->nested = 0;
-	}
+	if (!watched(c))
+		return 0;
+	now = bpf_ktime_get_ns();
+	mark_awake(c, now);
+	c->softirq_since = now;
+	c->nested = 0;
 	return 0;
 }
 
@@ -517,11 +528,12 @@ int BPF_PROG(blame_softirq_exit, unsigned int vec)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_blame *c = cpu_state(cpu);
-	__u64 now = bpf_ktime_get_ns(), ns;
+	__u64 now, ns;
 	struct cauda_blame *b;
 
 	if (!c || !c->softirq_since)
 		return 0;
+	now = bpf_ktime_get_ns();
 	b = victim(c, cpu);
 	if (b && vec < SOFTIRQS) {
 		__sync_fetch_and_add(&b->seq, 1);
@@ -564,11 +576,12 @@ int BPF_PROG(blame_cpu_idle, unsigned int state, unsigned int cpu_id)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cpu_blame *c = cpu_state(cpu);
-	__u64 now = bpf_ktime_get_ns(), awake, ns;
+	__u64 now, awake, ns;
 	struct cauda_blame *b;
 
-	if (!c)
+	if (!watched(c))
 		return 0;
+	now = bpf_ktime_get_ns();
 	if (state != (unsigned int)-1) {
 		c->idle_since = now;
 		c->idle_state = state;
