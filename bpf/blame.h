@@ -327,9 +327,10 @@ static __always_inline void repair(struct cauda_blame *b, struct task_struct *t,
 	__sync_fetch_and_add(&b->seq, 1);
 }
 
-/* Whether a blamed thread has ever run on this CPU or waits for it: a CPU
- * no probe thread uses (another process's, a server's) needs no clock
- * read at its idle transitions, interrupts and softirqs. */
+/* Whether a blamed thread has ever run on this CPU or been woken onto it
+ * (once watched, a CPU stays so): a CPU no probe thread uses (another
+ * process's, a server's) needs no clock read at its idle transitions,
+ * interrupts and softirqs. */
 static __always_inline bool watched(struct cpu_blame *c)
 {
 	return c && (c->owner || c->waiter);
