@@ -12,10 +12,10 @@
 # clamped to it, are added up, and the script prints how far cauda's wait
 # lies from them, and how many are within 2 us (a wake-up due while an
 # earlier one still ran, with no switch to the thread inside its window,
-# has no wait of its own: counted apart as "backlog"). cauda's wait is the operation's `runnable_ns`, the whole time
-# it was runnable, which its vector splits into `run_queue` and what ran
-# on the CPU meanwhile (interrupts, the idle exit, steal); the net
-# `run_queue` is compared too.
+# has no wait of its own: counted apart as "backlog"). cauda's wait is the
+# operation's `runnable_ns`, the whole time it was runnable, which its
+# vector splits into `run_queue` and what ran on the CPU meanwhile
+# (interrupts, the idle exit, steal); the net `run_queue` is compared too.
 #
 # A third reference is the kernel's own accounting of the same waits:
 # the growth of the thread's `sched_info.run_delay` (what
@@ -139,7 +139,7 @@ def kernel_wait(switch):
 
 
 t0 = blame["monotonic_start_ns"]
-single, backlog, unmatched, diffs_waking, diffs_wakeup, diffs_with = 0, 0, 0, [], [], []
+single, backlog, diffs_waking, diffs_wakeup, diffs_with = 0, 0, [], [], []
 diffs_runnable, diffs_runnable_waking = [], []
 diffs_kernel, diffs_bpftrace_kernel = [], []
 rows = []
@@ -168,7 +168,6 @@ for op in blame["slowest"]:
     interrupted = sum(v for k, v in op["causes"].items()
                       if k.split(".")[0] in ("irq", "softirq", "steal"))
     kernel_waits = [kernel_wait(w[2]) for w in inside]
-    theirs = None
     if None not in kernel_waits:
         theirs = sum(min(k, w[2] - start) for k, w in zip(kernel_waits, inside))
         diffs_kernel.append(abs(waited - theirs))
@@ -179,9 +178,11 @@ for op in blame["slowest"]:
     diffs_with.append(abs(ours + interrupted - wakeup))
     diffs_runnable_waking.append(abs(waited - waking))
     diffs_runnable.append(abs(waited - wakeup))
-    rows.append((op["latency_ns"], waited, ours, interrupted, waking, wakeup, len(inside),
-                 op["causes"].get("unexplained", 0), op["causes"],
-                 [(w[1] - start, w[2] - start) for w in inside], kernel_waits))
+    rows.append({"latency": op["latency_ns"], "runnable": waited, "run_queue": ours,
+                 "interrupts": interrupted, "waking": waking, "wakeup": wakeup,
+                 "unexplained": op["causes"].get("unexplained", 0), "waits": len(inside),
+                 "causes": op["causes"], "spans": [(w[1] - start, w[2] - start) for w in inside],
+                 "kernel": kernel_waits})
 print(f"slowest kept: {len(blame['slowest'])}; before bpftrace attached: {before}; compared: {single}; "
       f"backlog (due while an earlier wake-up still ran, no wait in its window): "
       f"{backlog}")
@@ -210,15 +211,16 @@ if single:
               f"max {max(diffs_bpftrace_kernel)/1000:.2f} us")
     head = ("(latency, runnable, run_queue, interrupts, bpftrace waking->switch, wakeup->switch, "
             "unexplained, us; bpftrace's waits in the window)")
-    show = lambda r: "  " + "  ".join(f"{x/1000:9.1f}" for x in r[:6] + r[7:8]) + f"  {r[6]}"
+    numbers = ("latency", "runnable", "run_queue", "interrupts", "waking", "wakeup", "unexplained")
+    show = lambda r: "  " + "  ".join(f"{r[k]/1000:9.1f}" for k in numbers) + f"  {r['waits']}"
     print(f"slowest five {head}:")
-    for r in sorted(rows, key=lambda r: r[0], reverse=True)[:5]:
+    for r in sorted(rows, key=lambda r: r["latency"], reverse=True)[:5]:
         print(show(r))
-    apart = [r for r in rows if abs(r[1] - r[5]) > 2000]
+    apart = [r for r in rows if abs(r["runnable"] - r["wakeup"]) > 2000]
     if apart:
         print(f"runnable_ns more than 2 us from bpftrace's wakeup->switch {head}:")
-        for r in sorted(apart, key=lambda r: r[0], reverse=True):
-            print(show(r) + "\n    its vector, ns: " + json.dumps(r[8])
-                  + "\n    bpftrace's waits (wakeup, switch in), ns after its start: " + str(r[9])
-                  + "; the kernel's (run_delay), ns: " + str(r[10]))
+        for r in sorted(apart, key=lambda r: r["latency"], reverse=True):
+            print(show(r) + "\n    its vector, ns: " + json.dumps(r["causes"])
+                  + "\n    bpftrace's waits (wakeup, switch in), ns after its start: " + str(r["spans"])
+                  + "; the kernel's (run_delay), ns: " + str(r["kernel"]))
 EOF

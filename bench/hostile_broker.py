@@ -202,15 +202,21 @@ class Broker:
         return None
 
 
+def acks_at(body: bytes) -> int:
+    """Where a Produce v3 request's acks are in BODY (from its header):
+    past the client id and the transactional id. Raises struct.error on a
+    body too short."""
+    at = 8
+    for _ in range(2):
+        (n,) = struct.unpack_from(">h", body, at)
+        at += 2 + max(n, 0)
+    return at
+
+
 def produce_acks(body: bytes) -> int:
-    """The acks of a Produce v3 request (BODY, from its header); 1 when it
-    cannot be read."""
+    """The acks of a Produce v3 request; 1 when it cannot be read."""
     try:
-        at = 8
-        for _ in range(2):  # client id, transactional id
-            (n,) = struct.unpack_from(">h", body, at)
-            at += 2 + max(n, 0)
-        (acks,) = struct.unpack_from(">h", body, at)
+        (acks,) = struct.unpack_from(">h", body, acks_at(body))
         return acks
     except struct.error:
         return 1
@@ -220,11 +226,7 @@ def produced_partitions(body: bytes) -> list[int]:
     """The partitions a Produce v3 request (BODY, from its header) writes
     to; [0] when it cannot be read (a seed's empty body)."""
     try:
-        at = 8
-        (n,) = struct.unpack_from(">h", body, at)  # client id
-        at += 2 + max(n, 0)
-        (n,) = struct.unpack_from(">h", body, at)  # transactional id
-        at += 2 + max(n, 0) + 2 + 4  # acks, timeout
+        at = acks_at(body) + 2 + 4  # acks, timeout
         (topics,) = struct.unpack_from(">i", body, at)
         at += 4
         out = []

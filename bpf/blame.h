@@ -88,10 +88,6 @@ struct cauda_blame {
 	 * it was traced (it happens after a long halt of a vCPU): the time
 	 * since its last traced change is not counted in any state. */
 	__u64 missed;
-	/* When it last became runnable, and last blocked: an operation due
-	 * while an earlier one still waited finds its own part of the wait. */
-	__u64 runnable_since;
-	__u64 blocked_since;
 	/* 1 + the pid of the task it last switched out to; and the first
 	 * such tasks found at an untraced switch back to it, with how many of
 	 * the untraced switches came after switching to each (the task the
@@ -127,9 +123,9 @@ struct cpu_blame {
 };
 
 /* The layout src/host/trace/blame.rs's `Counters` reads. */
-_Static_assert(__builtin_offsetof(struct cauda_blame, holders) == 432, "Counters.holders");
-_Static_assert(__builtin_offsetof(struct cauda_blame, trail_n) == 816, "Counters.trail_n");
-_Static_assert(sizeof(struct cauda_blame) == 952, "BLAME_COUNTER_BYTES");
+_Static_assert(__builtin_offsetof(struct cauda_blame, holders) == 416, "Counters.holders");
+_Static_assert(__builtin_offsetof(struct cauda_blame, trail_n) == 800, "Counters.trail_n");
+_Static_assert(sizeof(struct cauda_blame) == 936, "BLAME_COUNTER_BYTES");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -296,10 +292,6 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 	b->prev_state = b->state == STATE_UNKNOWN ? state : b->state;
 	b->state = state;
 	b->since = now;
-	if (state == STATE_RUNNABLE)
-		b->runnable_since = now;
-	else if (state == STATE_BLOCKED)
-		b->blocked_since = now;
 	b->steal_since = steal;
 	__sync_fetch_and_add(&b->seq, 1);
 }
@@ -340,6 +332,19 @@ static __always_inline void mark_awake(struct cpu_blame *c, __u64 now)
 {
 	if (c->idle_since && !c->awake)
 		c->awake = now;
+}
+
+/* An interrupt or softirq begins on a watched CPU: its start (the CPU's
+ * first event since it went idle, if it did), or 0 on a CPU not watched. */
+static __always_inline __u64 handler_entry(struct cpu_blame *c)
+{
+	__u64 now;
+
+	if (!watched(c))
+		return 0;
+	now = bpf_ktime_get_ns();
+	mark_awake(c, now);
+	return now;
 }
 
 /* A task that is not a blamed thread held `c`'s CPU until `now`, while a
@@ -461,13 +466,10 @@ SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(blame_irq_entry, int irq, struct irqaction *action)
 {
 	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
-	__u64 now;
+	__u64 now = handler_entry(c);
 
-	if (!watched(c))
-		return 0;
-	now = bpf_ktime_get_ns();
-	mark_awake(c, now);
-	c->irq_since = now;
+	if (now)
+		c->irq_since = now;
 	return 0;
 }
 
@@ -513,14 +515,12 @@ SEC("tp_btf/softirq_entry")
 int BPF_PROG(blame_softirq_entry, unsigned int vec)
 {
 	struct cpu_blame *c = cpu_state(bpf_get_smp_processor_id());
-	__u64 now;
+	__u64 now = handler_entry(c);
 
-	if (!watched(c))
-		return 0;
-	now = bpf_ktime_get_ns();
-	mark_awake(c, now);
-	c->softirq_since = now;
-	c->nested = 0;
+	if (now) {
+		c->softirq_since = now;
+		c->nested = 0;
+	}
 	return 0;
 }
 

@@ -950,9 +950,7 @@ fn a_rate_far_beyond_the_broker_keeps_memory_bounded_and_counts_what_was_never_s
     let until = run["offered"]["completed_until_ns"].as_u64().unwrap();
     let duration = run["duration_ns"].as_u64().unwrap();
     assert!(until > duration + 1_000_000_000, "{until} after {duration}");
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), run.to_string()).unwrap();
-    let load = &common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"];
+    let load = &offered_load(&run);
     let publish: u64 = run["series"]
         .as_array()
         .unwrap()
@@ -1002,9 +1000,7 @@ fn a_rate_far_beyond_the_producer_or_the_broker_names_one_of_them() {
     let named = |args: &[&str]| {
         let (output, _, run) = absurd("ok", args, None);
         common::ended(&output, 0, &[]);
-        let file = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(file.path(), run.to_string()).unwrap();
-        let load = common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"].clone();
+        let load = offered_load(&run);
         (run, load)
     };
     let (run, load) = named(&["--runtime", "2s", "--timeout", "2s"]);
@@ -1036,10 +1032,9 @@ fn acks_0_gets_no_response_and_a_broker_that_stops_reading_holds_the_producer() 
     // block, which is the broker holding it (the send buffer full), until
     // a write has waited --timeout (at least 5 s): the run fails, naming
     // the broker, with what was measured saved and the broker named as the
-    // limit, not the producer.
-    // 6 s: the stop comes 1 s after the consumers' first fetch, which a
-    // loaded machine may delay; held from then to the schedule's end is
-    // still over half of it.
+    // limit, not the producer. 6 s of schedule: the stop comes 1 s after
+    // the consumers' first fetch, which a loaded machine may delay, and
+    // held from then to the schedule's end is still over half of it.
     let args = ["--acks", "0", "--runtime", "6s", "--timeout", "2s"];
     let (output, _, run) = absurd("stop-reading", &args, None);
     common::ended(
@@ -1050,9 +1045,7 @@ fn acks_0_gets_no_response_and_a_broker_that_stops_reading_holds_the_producer() 
     let offered = &run["offered"];
     let held = offered["held_ns"].as_u64().unwrap();
     assert!(held * 2 > offered["span_ns"].as_u64().unwrap(), "{offered}");
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), run.to_string()).unwrap();
-    let load = &common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"];
+    let load = &offered_load(&run);
     assert!(load["generator_fell_behind"].is_null(), "{load}");
     assert!(load["saturated"].is_string(), "{load}");
 }
@@ -1085,6 +1078,13 @@ fn a_stop_mid_backlog_counts_every_record_due_until_then() {
         sent >= offered && (sent - offered) * 100 < offered,
         "sent {sent} of {offered} offered: {r}"
     );
+}
+
+/// `analyze --json`'s offered load of `run` (a run file's JSON).
+fn offered_load(run: &Value) -> Value {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), run.to_string()).unwrap();
+    common::analyze_json(file.path(), &[])["inputs"][0]["offered_load"].clone()
 }
 
 /// Every record sent ends acked, failed, in flight or unacknowledged, and

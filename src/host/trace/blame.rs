@@ -100,8 +100,6 @@ pub struct Counters {
     holder_seq: u64,
     /// Wake-ups that found it running with no switch to it traced.
     pub missed: u64,
-    pub(super) runnable_since: u64,
-    pub(super) blocked_since: u64,
     left_to: u32,
     /// 1 + the pids of the first tasks it had switched out to before a
     /// switch back to it went untraced (0: none).
@@ -117,8 +115,8 @@ pub struct Counters {
 // The C struct's size; a mismatch would read garbage. The copies go by
 // 8-byte words.
 const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNTER_BYTES);
-const _: () = assert!(std::mem::offset_of!(Counters, holders) == 432);
-const _: () = assert!(std::mem::offset_of!(Counters, trail_n) == 816);
+const _: () = assert!(std::mem::offset_of!(Counters, holders) == 416);
+const _: () = assert!(std::mem::offset_of!(Counters, trail_n) == 800);
 
 /// The part of a vector at each index (named in the run file by
 /// `probe::run::blame_report`).
@@ -240,7 +238,7 @@ impl Cell {
 
     /// The counters now without the culprits' ring (half the copy: what an
     /// operation's start needs), written over `into` in place (no
-    /// 952-byte value made and moved at every operation).
+    /// 936-byte value made and moved at every operation).
     #[inline]
     pub fn read_head_into(&self, into: &mut Counters) {
         self.copy_into(into, std::mem::offset_of!(Counters, holders) / 8);

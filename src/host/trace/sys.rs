@@ -30,7 +30,7 @@ pub const BUCKETS: usize = 33_792;
 /// Probe threads the kernel keeps blame counters for (`BLAME_THREADS`).
 pub const BLAME_THREADS: usize = 256;
 /// One thread's blame counters, bytes (`struct cauda_blame`).
-pub const BLAME_COUNTER_BYTES: usize = 952;
+pub const BLAME_COUNTER_BYTES: usize = 936;
 /// Places in the table of requests in flight (`REQUEST_BITS`), and the
 /// size of each (`struct req_times`: its first word is the request, 0 for
 /// a free place).
