@@ -34,6 +34,8 @@ def table(path):
     problems = []
     for g in range(meta.num_row_groups):
         data = pf.read_row_group(g)
+        if data.num_rows != meta.row_group(g).num_rows:
+            problems.append(f"group {g}: {data.num_rows} rows read, footer {meta.row_group(g).num_rows}")
         for i in range(meta.num_columns):
             chunk = meta.row_group(g).column(i)
             name = chunk.path_in_schema
