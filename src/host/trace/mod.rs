@@ -50,6 +50,17 @@ pub struct Request {
     pub process: Option<u32>,
     /// Count only requests of this block device (`vda`, `loop3`, `nvme0n1p2`).
     pub device: Option<String>,
+    /// The probe threads the run will start (0: not known yet).
+    pub threads: usize,
+}
+
+/// More probe threads than `--kernel blame` keeps counters for.
+fn too_many_blamed(threads: usize) -> anyhow::Error {
+    input_error(format!(
+        "--kernel blame keeps counters for at most {} probe threads; this run has {threads}: \
+         use fewer threads (--threads, --jobs, --conns, --producers and --consumers)",
+        blame::THREADS
+    ))
 }
 
 /// The kernel series of one run, from attach to the last read.
@@ -75,6 +86,10 @@ impl Tracer {
     /// is the user's to fix (privileges, kernel features, a device) and
     /// exits 2 with what to do.
     pub fn attach(request: &Request) -> Result<Tracer> {
+        // Before anything is loaded or any thread started.
+        if request.sources.contains(&KernelSource::Blame) && request.threads > blame::THREADS {
+            return Err(too_many_blamed(request.threads));
+        }
         let namespace = match request.process {
             Some(_) => target::in_child_pid_namespace(),
             None => Ok(false),
@@ -150,13 +165,7 @@ impl Tracer {
         })?;
         if self.request.sources.contains(&KernelSource::Blame) {
             if tids.len() > blame::THREADS {
-                return Err(input_error(format!(
-                    "--kernel blame keeps counters for at most {} probe threads; this run has \
-                     {}: use fewer threads (--threads, --jobs, --conns, --producers and \
-                     --consumers)",
-                    blame::THREADS,
-                    tids.len()
-                )));
+                return Err(too_many_blamed(tids.len()));
             }
             self.loaded.add_blamed_threads(tids).map_err(|e| {
                 anyhow::anyhow!(

@@ -177,6 +177,7 @@ pub fn open(plan: &Plan, observe: &Observe, destination: &Destination) -> Result
             sources: destination.kernel.clone(),
             process: (!observe.whole_host).then(std::process::id),
             device: observe.block_device.clone(),
+            threads: plan.threads,
         })?)
     };
     Ok(Opened {

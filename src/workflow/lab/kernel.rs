@@ -67,6 +67,7 @@ fn try_load(sources: &[KernelSource]) -> Result<(), String> {
         sources: sources.to_vec(),
         process: Some(std::process::id()),
         device: None,
+        threads: 0,
     };
     crate::host::trace::Tracer::attach(&request)
         .map(drop)
