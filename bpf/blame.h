@@ -202,6 +202,18 @@ static __always_inline struct cauda_blame *victim(struct cpu_blame *c, __u32 cpu
 	return b && b->cpu == cpu ? b : NULL;
 }
 
+/* The counters' sequence, bumped before and after every update (odd while
+ * one is under way; user space copies until it reads one even value on
+ * both sides of its copy). A fetching add: the kernel's memory model makes
+ * it fully ordered on every architecture, where a plain atomic add orders
+ * nothing on arm64, so the update's stores cannot pass it. */
+static __always_inline void bump(struct cauda_blame *b)
+{
+	__u64 was = __sync_fetch_and_add(&b->seq, 1);
+
+	barrier_var(was);
+}
+
 static __always_inline __u64 in_window(__u64 from, __u64 to, __u64 window)
 {
 	if (from < window)
@@ -268,7 +280,7 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 	__u64 steal = steal_clock(t), spent, stolen, whole;
 	__u32 left = b->state;
 
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 	if (left != STATE_UNKNOWN && left <= STATE_BLOCKED_TIMER && b->since) {
 		if (left == STATE_BLOCKED && by_timer)
 			left = STATE_BLOCKED_TIMER;
@@ -293,7 +305,7 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
 	b->state = state;
 	b->since = now;
 	b->steal_since = steal;
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 }
 
 /* The thread runs though no switch to it was traced (it happens after a
@@ -301,7 +313,7 @@ static __always_inline void enter(struct cauda_blame *b, struct task_struct *t, 
  * the time since its last traced change is in no state (unexplained). */
 static __always_inline void repair(struct cauda_blame *b, struct task_struct *t, __u64 now)
 {
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 	__sync_fetch_and_add(&b->missed, 1);
 	for (int i = 0; i < SUSPECTS && b->left_to; i++) {
 		if (!b->suspect[i])
@@ -316,7 +328,7 @@ static __always_inline void repair(struct cauda_blame *b, struct task_struct *t,
 	b->state = STATE_RUNNING;
 	b->since = now;
 	b->steal_since = steal_clock(t);
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 }
 
 /* Whether a blamed thread has ever run on this CPU or been woken onto it
@@ -367,13 +379,13 @@ static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_str
 	ns = ns > c->taken ? ns - c->taken : 0;
 	if (!ns)
 		return;
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 	/* Woken onto an idle CPU: until the idle task switches to it, the
 	 * CPU is still leaving its idle state. */
 	if (prev->pid == 0) {
 		__sync_fetch_and_add(&b->idle_exit_ns, take(b, now - ns, now));
 		b->idle_state = c->idle_state + 1;
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 		return;
 	}
 	seq = b->holder_seq + 1;
@@ -384,7 +396,7 @@ static __always_inline void held(struct cpu_blame *c, __u32 cpu, struct task_str
 	h->pid = prev->pid;
 	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), prev->comm);
 	b->holder_seq = seq;
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 }
 
 SEC("tp_btf/sched_switch")
@@ -486,7 +498,7 @@ int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
 	now = bpf_ktime_get_ns();
 	b = victim(c, cpu);
 	if (b) {
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 		ns = take(b, c->irq_since, now);
 		c->taken += in_window(c->irq_since, now, waited_from(b));
 		if (ns) {
@@ -505,7 +517,7 @@ int BPF_PROG(blame_irq_exit, int irq, struct irqaction *action, int ret)
 			if (c->softirq_since)
 				c->nested += ns;
 		}
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 	}
 	c->irq_since = 0;
 	return 0;
@@ -537,12 +549,12 @@ int BPF_PROG(blame_softirq_exit, unsigned int vec)
 	now = bpf_ktime_get_ns();
 	b = victim(c, cpu);
 	if (b && vec < SOFTIRQS) {
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 		/* Hard IRQs inside it are counted as theirs. */
 		ns = take(b, c->softirq_since + c->nested, now);
 		c->taken += in_window(c->softirq_since + c->nested, now, waited_from(b));
 		__sync_fetch_and_add(&b->softirq_ns[vec], ns);
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 	}
 	c->softirq_since = 0;
 	return 0;
@@ -595,11 +607,11 @@ int BPF_PROG(blame_cpu_idle, unsigned int state, unsigned int cpu_id)
 	b = victim(c, cpu);
 	/* Due while the CPU was idle: the time until it woke. */
 	if (b && b->window > c->idle_since && awake > b->window) {
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 		ns = take(b, b->window, awake);
 		__sync_fetch_and_add(&b->idle_exit_ns, ns);
 		b->idle_state = c->idle_state + 1;
-		__sync_fetch_and_add(&b->seq, 1);
+		bump(b);
 	}
 	c->idle_since = 0;
 	return 0;
@@ -641,11 +653,11 @@ static __always_inline void blame_request(__u32 tid, __u64 start, __u64 issue, _
 	device = in_window(issue, now, b->window);
 	if (!queue && !device)
 		return;
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 	__sync_fetch_and_add(&b->block_queue_ns, queue);
 	__sync_fetch_and_add(&b->block_device_ns, device);
 	__sync_fetch_and_add(&b->requests, 1);
-	__sync_fetch_and_add(&b->seq, 1);
+	bump(b);
 }
 
 #endif

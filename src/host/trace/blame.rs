@@ -118,6 +118,14 @@ const _: () = assert!(std::mem::size_of::<Counters>() == super::sys::BLAME_COUNT
 const _: () = assert!(std::mem::offset_of!(Counters, holders) == 416);
 const _: () = assert!(std::mem::offset_of!(Counters, trail_n) == 800);
 
+/// The whole counters, in u64 words.
+const ALL_WORDS: std::ops::Range<usize> = 0..std::mem::size_of::<Counters>() / 8;
+/// The counters before the culprits' ring, in u64 words.
+const HEAD_WORDS: std::ops::Range<usize> = 0..std::mem::offset_of!(Counters, holders) / 8;
+/// The trail (its count and its entries), in u64 words.
+const TRAIL_WORDS: std::ops::Range<usize> =
+    std::mem::offset_of!(Counters, trail_n) / 8..std::mem::size_of::<Counters>() / 8;
+
 /// The part of a vector at each index (named in the run file by
 /// `probe::run::blame_report`).
 pub mod part {
@@ -227,32 +235,31 @@ impl Cell {
     /// lands in the copy).
     #[inline]
     pub fn read(&self) -> Counters {
-        self.copy(std::mem::size_of::<Counters>() / 8)
+        let mut copy = Counters::default();
+        self.copy_into(&mut copy, &[ALL_WORDS]);
+        copy
     }
 
-    /// The counters now, written over `into` in place.
+    /// The counters now without the culprits' ring, with the trail:
+    /// what a backlogged operation's opening needs (`backlog`), written
+    /// over `into` in place.
     #[inline]
-    pub fn read_into(&self, into: &mut Counters) {
-        self.copy_into(into, std::mem::size_of::<Counters>() / 8);
+    pub fn read_head_and_trail_into(&self, into: &mut Counters) {
+        self.copy_into(into, &[HEAD_WORDS, TRAIL_WORDS]);
     }
 
-    /// The counters now without the culprits' ring (half the copy: what an
+    /// The counters now without the culprits' ring or the trail (what an
     /// operation's start needs), written over `into` in place (no
     /// 936-byte value made and moved at every operation).
     #[inline]
     pub fn read_head_into(&self, into: &mut Counters) {
-        self.copy_into(into, std::mem::offset_of!(Counters, holders) / 8);
+        self.copy_into(into, &[HEAD_WORDS]);
     }
 
+    /// Copies the counters' `ranges` (in u64 words) as of one moment.
     #[inline]
-    fn copy(&self, words: usize) -> Counters {
-        let mut copy = Counters::default();
-        self.copy_into(&mut copy, words);
-        copy
-    }
-
-    #[inline]
-    fn copy_into(&self, into: &mut Counters, words: usize) {
+    fn copy_into(&self, into: &mut Counters, ranges: &[std::ops::Range<usize>]) {
+        use std::sync::atomic::{Ordering::Acquire, fence};
         let seq = |c: *const Counters| {
             // SAFETY: as in `open`.
             unsafe { std::ptr::addr_of!((*c).seq).read_volatile() }
@@ -261,14 +268,18 @@ impl Cell {
         let from = self.at.cast::<u64>().cast_const();
         for _ in 0..8 {
             let before = seq(self.at);
-            for i in 0..words {
-                // SAFETY: `words` is at most the counters' size in u64s
-                // (both are 8-byte aligned, `Counters` is `repr(C)` of u64s
-                // and u32 pairs, any bit pattern valid); the source is live
-                // (see `open`) and a torn copy is detected by `seq`.
+            // The copy's loads after the first read of `seq`, and before
+            // the second (the kernel's bumps are fully ordered).
+            fence(Acquire);
+            for i in ranges.iter().flat_map(Clone::clone) {
+                // SAFETY: every range lies inside the counters (the
+                // `*_WORDS` constants; both are 8-byte aligned, `Counters`
+                // is `repr(C)` of u64s and u32 pairs, any bit pattern
+                // valid); the source is live (see `open`) and a torn copy
+                // is detected by `seq`.
                 unsafe { to.add(i).write(from.add(i).read_volatile()) };
             }
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            fence(Acquire);
             if before % 2 == 0 && seq(self.at) == before {
                 break;
             }

@@ -342,7 +342,7 @@ impl OpHook for Hook {
         // its own window (`backlog::backlog_vector`).
         self.backlog = intended_ns < self.last_end_ns && self.start.window != 0;
         if self.backlog {
-            self.cell.read_into(&mut self.opened);
+            self.cell.read_head_and_trail_into(&mut self.opened);
         } else {
             self.cell.read_head_into(&mut self.start);
         }
