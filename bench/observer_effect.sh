@@ -42,7 +42,17 @@
 # way. Blame refuses disk at QD32 (several operations in flight on one
 # thread): that row is left out of its runs.
 #
-# usage: [COMPARE=observers|metrics|blame|block] bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
+# COMPARE=peers prices blame against the peers a user would run instead to
+# see part of what it sees, on the same host in the same rounds: "default"
+# is a run with --kernel blame, "off" the same run without it while
+# libbpf-tools' runqslower -P, hardirqs and softirqs (system-wide, as
+# their users run them; started before the run and attached, stopped
+# after) watch the run queue, the interrupts and the softirqs. A ratio of
+# 1 means blame costs what those three cost together; blame's goal bands
+# are shown. COMPARE=peers-alone prices the peers themselves: "default"
+# is the run under them, "off" the run alone.
+#
+# usage: [COMPARE=observers|metrics|blame|block|peers|peers-alone] bench/observer_effect.sh [ROUNDS=10] [RUNTIME=3s] [CONFIG...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
@@ -56,16 +66,48 @@ serve_pid=
 compare=${COMPARE:-observers}
 metrics_port=7492
 scraper_pid=
+peer_pids=()
 cleanup() {
     [[ -n $serve_pid ]] && kill "$serve_pid" 2>/dev/null
     [[ -n $scraper_pid ]] && kill "$scraper_pid" 2>/dev/null
+    ((${#peer_pids[@]})) && kill -INT "${peer_pids[@]}" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 port=7491
 # shellcheck source=bench/lab_configs.sh
 . bench/lab_configs.sh
-if [[ $compare == blame ]]; then
+peers=(runqslower hardirqs softirqs)
+if [[ $compare == peers* ]]; then
+    for p in "${peers[@]}"; do
+        command -v "$p" >/dev/null || { echo "$p not found (apt-get install libbpf-tools)" >&2; exit 2; }
+    done
+    command -v bpftool >/dev/null || { echo "bpftool not found (apt-get install bpftool)" >&2; exit 2; }
+fi
+# Starts the peers and waits until their programs are loaded (bpftool
+# lists a program of each by name), at most 10 s.
+start_peers() {
+    runqslower -P >"$tmp/runqslower.out" 2>&1 &
+    peer_pids+=($!)
+    hardirqs >"$tmp/hardirqs.out" 2>&1 &
+    peer_pids+=($!)
+    softirqs >"$tmp/softirqs.out" 2>&1 &
+    peer_pids+=($!)
+    # (`one` runs in a pipeline's subshell: its own exit stops them.)
+    trap stop_peers EXIT
+    for _ in $(seq 100); do
+        (($(bpftool prog list 2>/dev/null | grep -c -E ' name (sched_switch|irq_handler_exit_btf|softirq_exit_btf) ' || true) >= 3)) && break
+        sleep 0.1
+    done
+    sleep 0.3
+}
+stop_peers() {
+    ((${#peer_pids[@]})) || return 0
+    kill -INT "${peer_pids[@]}" 2>/dev/null || true
+    wait "${peer_pids[@]}" 2>/dev/null || true
+    peer_pids=()
+}
+if [[ $compare == blame || $compare == peers* ]]; then
     kept=()
     for c in "${configs[@]}"; do [[ $c == *"--iodepth 32"* ]] || kept+=("$c"); done
     configs=("${kept[@]}")
@@ -80,12 +122,18 @@ one() { # config mode round → one line of figures
         [[ $mode == default ]] && off="--metrics-listen 127.0.0.1:$metrics_port"
     elif [[ $compare == blame || $compare == block ]]; then
         [[ $mode == default ]] && off="--kernel $compare"
+    elif [[ $compare == peers ]]; then
+        [[ $mode == default ]] && off="--kernel blame"
+        [[ $mode == off ]] && start_peers
+    elif [[ $compare == peers-alone ]]; then
+        [[ $mode == default ]] && start_peers
     else
         [[ $mode == off ]] && off="--no-self-thread --no-host-counters"
     fi
     run="$tmp/${name//\//_}-$mode-$round.json"
     # shellcheck disable=SC2086
     taskset -c "$cpus" "$cauda" $args --runtime "$runtime" -q -o "$run" $off >/dev/null 2>&1
+    stop_peers
     "$cauda" analyze "$run" --json --percentiles 50,99,99.9 | python3 -c '
 import json, sys
 name, tag, mode, rnd, serve, cpus, path = sys.argv[1:8]
@@ -118,7 +166,7 @@ if [[ $compare == metrics ]]; then
     done &
     scraper_pid=$!
 fi
-echo "# cauda $("$cauda" --version | cut -d' ' -f2), $rounds rounds of $runtime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); comparing: $compare (default = with it, off = without)"
+echo "# cauda $("$cauda" --version | cut -d' ' -f2), $rounds rounds of $runtime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); comparing: $compare ($(case $compare in peers) echo "default = --kernel blame, off = without it under ${peers[*]}" ;; peers-alone) echo "default = under ${peers[*]}, off = alone" ;; *) echo "default = with it, off = without" ;; esac))"
 echo "# config mode round p50_us p99_us p99.9_us values/s placement observers wakeups/s observers_cpu_ms/s endpoint_cpu_ms/s"
 for c in "${configs[@]}"; do
     serve=$(cut -d'|' -f3 <<<"$c")
@@ -139,7 +187,7 @@ compare = sys.argv[2]
 configs = list(dict.fromkeys(r[0] for r in rows))
 metrics = ["p50", "p99", "p99.9", "values/s"]
 goal = {"p50": 0.02, "p99": 0.05, "p99.9": 0.10, "values/s": 0.01}
-if compare in ("blame", "block"):
+if compare in ("blame", "block", "peers", "peers-alone"):
     # Issue 33: throughput at least 0.97x, p50 within 2 %, p99 within 5 %;
     # p99.9 is not part of its goal (shown against 10 %).
     goal["values/s"] = 0.03
