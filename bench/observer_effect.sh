@@ -70,7 +70,6 @@ peer_pids=()
 cleanup() {
     [[ -n $serve_pid ]] && kill "$serve_pid" 2>/dev/null
     [[ -n $scraper_pid ]] && kill "$scraper_pid" 2>/dev/null
-    ((${#peer_pids[@]})) && kill -INT "${peer_pids[@]}" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -84,8 +83,9 @@ if [[ $compare == peers* ]]; then
     done
     command -v bpftool >/dev/null || { echo "bpftool not found (apt-get install bpftool)" >&2; exit 2; }
 fi
-# Starts the peers and waits until their programs are loaded (bpftool
-# lists a program of each by name), at most 10 s.
+# Starts the peers and waits until bpftool lists a program of each by
+# name (up to 100 tries); a peer that exited or never attached stops the
+# script (exit 2) with its output.
 start_peers() {
     runqslower -P >"$tmp/runqslower.out" 2>&1 &
     peer_pids+=($!)
@@ -95,10 +95,25 @@ start_peers() {
     peer_pids+=($!)
     # (`one` runs in a pipeline's subshell: its own exit stops them.)
     trap stop_peers EXIT
+    local names=(sched_switch irq_handler_exit_btf softirq_exit_btf) listed attached
     for _ in $(seq 100); do
-        (($(bpftool prog list 2>/dev/null | grep -c -E ' name (sched_switch|irq_handler_exit_btf|softirq_exit_btf) ' || true) >= 3)) && break
+        listed=$(bpftool prog list 2>/dev/null || true)
+        attached=0
+        for n in "${names[@]}"; do
+            grep -q " name $n " <<<"$listed" && attached=$((attached + 1))
+        done
+        ((attached == ${#names[@]})) && break
         sleep 0.1
     done
+    for i in "${!peers[@]}"; do
+        kill -0 "${peer_pids[$i]}" 2>/dev/null && continue
+        echo "observer_effect.sh: ${peers[$i]} exited (root?): $(head -c 300 "$tmp/${peers[$i]}.out")" >&2
+        exit 2
+    done
+    if ((attached < ${#names[@]})); then
+        echo "observer_effect.sh: bpftool did not list the programs of ${peers[*]} (${names[*]}) after 100 tries" >&2
+        exit 2
+    fi
     sleep 0.3
 }
 stop_peers() {

@@ -54,13 +54,18 @@ pub struct Request {
     pub threads: usize,
 }
 
-/// More probe threads than `--kernel blame` keeps counters for.
-fn too_many_blamed(threads: usize) -> anyhow::Error {
-    input_error(format!(
-        "--kernel blame keeps counters for at most {} probe threads; this run has {threads}: \
-         use fewer threads (--threads, --jobs, --conns, --producers and --consumers)",
-        blame::THREADS
-    ))
+/// Refuses more probe threads than `--kernel blame` keeps counters for
+/// (exit 2), when `sources` has blame.
+pub fn check_blamed_threads(sources: &[KernelSource], threads: usize) -> Result<()> {
+    if sources.contains(&KernelSource::Blame) && threads > blame::THREADS {
+        return Err(input_error(format!(
+            "--kernel blame keeps counters for at most {} probe threads; this run has \
+             {threads}: use fewer threads (--threads, --jobs, --conns, --producers and \
+             --consumers)",
+            blame::THREADS
+        )));
+    }
+    Ok(())
 }
 
 /// The kernel series of one run, from attach to the last read.
@@ -87,9 +92,7 @@ impl Tracer {
     /// exits 2 with what to do.
     pub fn attach(request: &Request) -> Result<Tracer> {
         // Before anything is loaded or any thread started.
-        if request.sources.contains(&KernelSource::Blame) && request.threads > blame::THREADS {
-            return Err(too_many_blamed(request.threads));
-        }
+        check_blamed_threads(&request.sources, request.threads)?;
         let namespace = match request.process {
             Some(_) => target::in_child_pid_namespace(),
             None => Ok(false),
@@ -164,9 +167,7 @@ impl Tracer {
             anyhow::anyhow!("cannot mark the probe's threads for --kernel runq: {e}")
         })?;
         if self.request.sources.contains(&KernelSource::Blame) {
-            if tids.len() > blame::THREADS {
-                return Err(too_many_blamed(tids.len()));
-            }
+            check_blamed_threads(&self.request.sources, tids.len())?;
             self.loaded.add_blamed_threads(tids).map_err(|e| {
                 anyhow::anyhow!(
                     "cannot give the probe's threads their --kernel blame counters: {e}"

@@ -39,6 +39,7 @@ use crate::units::format_duration_compact;
 /// its run file, with the message accounting in `faults`.
 pub fn run(config: &NetConfig, destination: &Destination, stop: &StopFlag) -> Result<Finished> {
     config.validate()?;
+    destination.check_blamed_threads(config.conns)?;
     let (_server, config) = start_loopback(config)?;
     let target = config
         .target

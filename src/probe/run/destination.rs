@@ -78,6 +78,13 @@ impl Destination {
             .contains(&crate::model::kernel::KernelSource::Blame)
     }
 
+    /// Refuses, with `--kernel blame`, more probe threads than it keeps
+    /// counters for: for a probe to call before it prepares anything (a
+    /// file, a server).
+    pub fn check_blamed_threads(&self, threads: usize) -> Result<()> {
+        crate::host::trace::check_blamed_threads(&self.kernel, threads)
+    }
+
     /// Checks the paths given (the default name is checked when chosen):
     /// what writing the run file and the interval log may replace.
     pub fn check(&self) -> Result<(Option<Checked>, Option<Checked>)> {
