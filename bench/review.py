@@ -2652,6 +2652,8 @@ def c16_kernel(d):
             "--iodepth 1")
     refused("timer --threads 300 --kernel blame", ["timer", "--threads", "300", "--kernel", "blame", "--runtime", "1s"]
             + o("x.json"), "at most 256 probe threads")
+    refused("net --loopback --conns 300 --kernel blame", ["net", "--loopback", "--conns", "300", "--kernel", "blame",
+            "--runtime", "1s"] + o("x.json"), "at most 256 probe threads")
 
     def three(doc):
         """blame, block and runq series all filled"""
