@@ -62,7 +62,7 @@ struct cauda_config {
 	__u32 tgid;         /* block requests submitted by this process only (0: any) */
 	__u32 dev;          /* requests of this device only (kernel dev_t; 0: any) */
 	__u32 blame;        /* 1: --kernel blame, requests' times go to their threads too */
-	__u32 pad;
+	__u32 block;        /* 1: --kernel block, requests' times are recorded in its series */
 };
 
 /* Exact statistics of one series in one interval slot. */
@@ -355,6 +355,9 @@ int BPF_PROG(block_rq_complete, struct request *rq, int error, unsigned int nr_b
 	release(t);
 	if (cfg->blame && issue && issue <= now && start <= issue)
 		blame_request(tid, start, issue, now);
+	/* Blame alone (its requests' times only): no series to record. */
+	if (!cfg->block)
+		return 0;
 	op = rq->cmd_flags & REQ_OP_MASK;
 	/* Stamps out of order would wrap: such a request (never seen) is
 	 * counted with the other operations, not in a series. */

@@ -128,6 +128,7 @@ impl Tracer {
             tgid: request.process.unwrap_or(0),
             dev,
             blame: u32::from(request.sources.contains(&KernelSource::Blame)),
+            block: u32::from(request.sources.contains(&KernelSource::Block)),
             ..sys::Config::default()
         };
         let loaded = sys::load(

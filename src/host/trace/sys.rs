@@ -67,8 +67,9 @@ pub struct Config {
     /// 1 with `--kernel blame`: a request's times also go to the thread
     /// that started it (no lookup per completion otherwise).
     pub blame: u32,
-    /// Padding, as in the C struct.
-    pub pad: u32,
+    /// 1 with `--kernel block`: a request's times are recorded in the
+    /// block series (blame alone needs only the above).
+    pub block: u32,
 }
 
 // SAFETY: four-byte and eight-byte integers only, laid out as the C struct
