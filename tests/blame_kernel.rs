@@ -385,27 +385,42 @@ fn reads_behind_a_writer_are_blamed_on_the_block_layer_and_match_its_series() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let mut write = writer(&dir.path().join("writer.dat"), 8);
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let path = dir.path().join("disk.json");
-    let out = cauda()
-        .args(["disk", "--file"])
-        .arg(dir.path().join("reader.dat"))
-        .args(["--size", "32M", "--rw", "randread", "--runtime", "3s"])
-        .args(["--kernel", "blame,block", "-q", "-o"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let reads = |kernel: &str, runtime: &str, name: &str| {
+        let path = dir.path().join(name);
+        let out = cauda()
+            .args(["disk", "--file"])
+            .arg(dir.path().join("reader.dat"))
+            .args(["--size", "32M", "--rw", "randread", "--runtime", runtime])
+            .args(["--kernel", kernel, "-q", "-o"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        succeeded(out);
+        let run = read_json(&path);
+        vectors_fit(&run);
+        let (causes, latency) = shares(&run);
+        let block =
+            causes.get("block_queue").unwrap_or(&0) + causes.get("block_device").unwrap_or(&0);
+        share_of(&run, "block_queue");
+        assert!(
+            block as f64 >= 0.7 * latency as f64,
+            "{kernel}: block layer {block} ns of {latency} ns"
+        );
+        run
+    };
+    let run = reads("blame,block", "3s", "disk.json");
+    // Blame alone: the block layer's programs give each request's times
+    // to its thread, and no block series is recorded.
+    let alone = reads("blame", "2s", "alone.json");
     let _ = write.kill();
     let _ = write.wait();
-    succeeded(out);
-    let run = read_json(&path);
-    vectors_fit(&run);
-    let (causes, latency) = shares(&run);
-    let block = causes.get("block_queue").unwrap_or(&0) + causes.get("block_device").unwrap_or(&0);
-    share_of(&run, "block_queue");
-    assert!(
-        block as f64 >= 0.7 * latency as f64,
-        "block layer {block} ns of {latency} ns"
-    );
+    let tags: Vec<&str> = alone["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["tag"].as_str())
+        .collect();
+    assert!(!tags.iter().any(|t| t.starts_with("block.")), "{tags:?}");
     // Each slow read's own queue and device time is one of the run's
     // requests: never above the block series' largest (1 % for rounding).
     let max = |tag: &str| {
