@@ -164,6 +164,13 @@ class Direct:
                          for s, k in ((self.p.stdout, 1), (self.p.stderr, 2))]
         for t in self._readers:
             t.start()
+        # A class that aborts mid-case leaves no cauda running (a serve, a net).
+        R.cleanups.append(self.kill_if_alive)
+
+    def kill_if_alive(self):
+        if self.alive():
+            os.killpg(self.p.pid, signal.SIGKILL)
+            self.p.wait()
 
     def _drain(self, stream, k):
         for chunk in iter(lambda: stream.read1(65536), b""):
