@@ -271,13 +271,15 @@ impl Cell {
             // The copy's loads after the first read of `seq`, and before
             // the second (the kernel's bumps are fully ordered).
             fence(Acquire);
-            for i in ranges.iter().flat_map(Clone::clone) {
-                // SAFETY: every range lies inside the counters (the
-                // `*_WORDS` constants; both are 8-byte aligned, `Counters`
-                // is `repr(C)` of u64s and u32 pairs, any bit pattern
-                // valid); the source is live (see `open`) and a torn copy
-                // is detected by `seq`.
-                unsafe { to.add(i).write(from.add(i).read_volatile()) };
+            for range in ranges {
+                for i in range.clone() {
+                    // SAFETY: every range lies inside the counters (the
+                    // `*_WORDS` constants; both are 8-byte aligned,
+                    // `Counters` is `repr(C)` of u64s and u32 pairs, any
+                    // bit pattern valid); the source is live (see `open`)
+                    // and a torn copy is detected by `seq`.
+                    unsafe { to.add(i).write(from.add(i).read_volatile()) };
+                }
             }
             fence(Acquire);
             if before % 2 == 0 && seq(self.at) == before {

@@ -265,10 +265,8 @@ fn in_memory(path: &std::path::Path) -> Option<Warning> {
 }
 
 /// `--kernel blame` explains one operation per thread at a time: with
-/// several in flight on a thread, no window is one operation's own (and
-/// it keeps counters for at most 256 threads).
+/// several in flight on a thread, no window is one operation's own.
 fn check_blame(config: &DiskConfig, destination: &Destination) -> Result<()> {
-    destination.check_blamed_threads(config.jobs)?;
     if destination.blamed() && config.iodepth > 1 {
         return Err(crate::error::input_error(format!(
             "--kernel blame explains one operation at a time per thread, and --iodepth {} keeps \

@@ -80,7 +80,7 @@ impl Destination {
 
     /// Refuses, with `--kernel blame`, more probe threads than it keeps
     /// counters for: for a probe to call before it prepares anything (a
-    /// file, a server).
+    /// server; `disk --jobs` is at most 256 already).
     pub fn check_blamed_threads(&self, threads: usize) -> Result<()> {
         crate::host::trace::check_blamed_threads(&self.kernel, threads)
     }
